@@ -1,0 +1,14 @@
+# One place for the compile settings every Switchyard target shares.
+function(switchyard_apply_defaults target)
+    target_compile_features(${target} PUBLIC cxx_std_17)
+    target_compile_definitions(${target} PRIVATE
+        QT_NO_CAST_FROM_BYTEARRAY
+        QT_NO_URL_CAST_FROM_STRING
+        QT_NO_NARROWING_CONVERSIONS_IN_CONNECT
+        QT_NO_FOREACH
+        QT_USE_QSTRINGBUILDER)
+    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+        target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor
+                                                 -Wno-missing-field-initializers)
+    endif()
+endfunction()
