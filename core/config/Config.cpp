@@ -1,0 +1,237 @@
+#include "config/Config.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcessEnvironment>
+#include <QStandardPaths>
+
+#include <functional>
+
+namespace sy {
+
+namespace {
+
+using IntField = int Config::*;
+
+struct IntKey
+{
+    const char *name;
+    IntField field;
+    int min;
+    int max;
+};
+
+const IntKey kIntKeys[] = {
+    {"backoff_max_s", &Config::backoffMaxS, 30, 86400},
+    {"slots_per_account", &Config::slotsPerAccount, 1, 64},
+    {"gate_wait_s", &Config::gateWaitS, 1, 3600},
+    {"connect_s", &Config::connectS, 1, 600},
+    {"gate_retire_s", &Config::gateRetireS, 1, 86400},
+    {"keepalive_interval_s", &Config::keepaliveIntervalS, 1, 600},
+    {"keepalive_max", &Config::keepaliveMax, 1, 1000},
+    {"stream_idle_s", &Config::streamIdleS, 1, 86400},
+    {"request_total_s", &Config::requestTotalS, 1, 86400},
+    {"stream_max_s", &Config::streamMaxS, 1, 7 * 86400},
+    {"lease_ttl_s", &Config::leaseTtlS, 1, 3600},
+    {"lease_renew_s", &Config::leaseRenewS, 1, 3600},
+};
+
+const char *const kStrategies[] = {"capacity_weighted", "usage_weighted", "round_robin", "fill_first"};
+
+QString defaultConfigPath(const QHash<QString, QString> &env)
+{
+    QString base = env.value(QStringLiteral("XDG_CONFIG_HOME"));
+    if (base.isEmpty())
+        base = env.value(QStringLiteral("HOME")) + QStringLiteral("/.config");
+    return base + QStringLiteral("/switchyard/config.json");
+}
+
+QString defaultDataDir(const QHash<QString, QString> &env)
+{
+    QString base = env.value(QStringLiteral("XDG_DATA_HOME"));
+    if (base.isEmpty())
+        base = env.value(QStringLiteral("HOME")) + QStringLiteral("/.local/share");
+    return base + QStringLiteral("/switchyard");
+}
+
+QString applyFile(const QString &path, const QJsonObject &obj, Config &c)
+{
+    auto where = [&](const QString &key) { return QStringLiteral("%1: key \"%2\"").arg(path, key); };
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        const QString key = it.key();
+        const QJsonValue v = it.value();
+        bool handled = false;
+        for (const IntKey &k : kIntKeys) {
+            if (key != QLatin1String(k.name))
+                continue;
+            handled = true;
+            if (!v.isDouble() || v.toDouble() != double(qint64(v.toDouble())))
+                return where(key) + QStringLiteral(" must be a whole number");
+            const qint64 n = qint64(v.toDouble());
+            if (n < k.min || n > k.max)
+                return where(key) + QStringLiteral(" is %1, outside %2..%3").arg(n).arg(k.min).arg(k.max);
+            c.*(k.field) = int(n);
+        }
+        if (handled)
+            continue;
+        if (key == QLatin1String("listen")) {
+            if (!v.isString())
+                return where(key) + QStringLiteral(" must be a string \"HOST:PORT\"");
+            const QString err = parseListen(v.toString(), &c.listenAddress, &c.listenPort);
+            if (!err.isEmpty())
+                return where(key) + QStringLiteral(": ") + err;
+        } else if (key == QLatin1String("strategy")) {
+            if (!v.isString())
+                return where(key) + QStringLiteral(" must be a string");
+            bool known = false;
+            for (const char *s : kStrategies)
+                known = known || v.toString() == QLatin1String(s);
+            if (!known)
+                return where(key) + QStringLiteral(" is \"%1\"; expected one of capacity_weighted, usage_weighted, "
+                                                   "round_robin, fill_first")
+                                        .arg(v.toString());
+            c.strategy = v.toString();
+        } else if (key == QLatin1String("max_body_mb")) {
+            if (!v.isDouble() || v.toDouble() < 1 || v.toDouble() > 1024)
+                return where(key) + QStringLiteral(" must be a number from 1 to 1024");
+            c.maxBodyBytes = qint64(v.toDouble() * 1024 * 1024);
+        } else {
+            return where(key) + QStringLiteral(" is not a known setting");
+        }
+    }
+    return {};
+}
+
+QString validate(const Config &c)
+{
+    if (c.gateWaitS > c.requestTotalS)
+        return QStringLiteral("gate_wait_s (%1) is larger than request_total_s (%2)").arg(c.gateWaitS).arg(c.requestTotalS);
+    if (c.connectS > c.requestTotalS)
+        return QStringLiteral("connect_s (%1) is larger than request_total_s (%2)").arg(c.connectS).arg(c.requestTotalS);
+    if (c.leaseTtlS < c.leaseRenewS * 2)
+        return QStringLiteral("lease_ttl_s (%1) must be at least twice lease_renew_s (%2)")
+            .arg(c.leaseTtlS)
+            .arg(c.leaseRenewS);
+    if (c.secretBackend != QLatin1String("keychain") && c.secretBackend != QLatin1String("database"))
+        return QStringLiteral("SWITCHYARD_SECRET_BACKEND is \"%1\"; expected keychain or database").arg(c.secretBackend);
+    if (!c.upstreamUrl.isValid() || (c.upstreamUrl.scheme() != QLatin1String("http") &&
+                                     c.upstreamUrl.scheme() != QLatin1String("https")))
+        return QStringLiteral("SWITCHYARD_UPSTREAM_URL is not an http(s) URL");
+    return {};
+}
+
+} // namespace
+
+QString Config::sqlitePath() const
+{
+    return dataDir + QStringLiteral("/switchyard.sqlite");
+}
+
+QString parseListen(const QString &text, QHostAddress *address, quint16 *port)
+{
+    const int colon = text.lastIndexOf(QLatin1Char(':'));
+    if (colon <= 0)
+        return QStringLiteral("\"%1\" is not HOST:PORT").arg(text);
+    QString host = text.left(colon);
+    if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
+        host = host.mid(1, host.size() - 2);
+    bool ok = false;
+    const uint p = text.mid(colon + 1).toUInt(&ok);
+    if (!ok || p > 65535)
+        return QStringLiteral("\"%1\" has no valid port").arg(text);
+    QHostAddress a;
+    if (host == QLatin1String("localhost"))
+        a = QHostAddress::LocalHost;
+    else if (!a.setAddress(host))
+        return QStringLiteral("\"%1\" is not an IP address").arg(host);
+    *address = a;
+    *port = quint16(p);
+    return {};
+}
+
+QHash<QString, QString> processEnvironment()
+{
+    QHash<QString, QString> env;
+    const QProcessEnvironment pe = QProcessEnvironment::systemEnvironment();
+    for (const QString &k : pe.keys())
+        env.insert(k, pe.value(k));
+    return env;
+}
+
+ConfigResult loadConfig(const ConfigOverrides &overrides, const QHash<QString, QString> &env)
+{
+    ConfigResult r;
+    Config &c = r.config;
+
+    if (overrides.configFile) {
+        c.configFile = *overrides.configFile;
+        c.configFileExplicit = true;
+    } else if (env.contains(QStringLiteral("SWITCHYARD_CONFIG"))) {
+        c.configFile = env.value(QStringLiteral("SWITCHYARD_CONFIG"));
+        c.configFileExplicit = true;
+    } else {
+        c.configFile = defaultConfigPath(env);
+    }
+
+    QFile file(c.configFile);
+    if (file.exists()) {
+        if (!file.open(QIODevice::ReadOnly)) {
+            r.error = QStringLiteral("%1: cannot be read: %2").arg(c.configFile, file.errorString());
+            return r;
+        }
+        QJsonParseError pe;
+        const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &pe);
+        if (pe.error != QJsonParseError::NoError) {
+            r.error = QStringLiteral("%1: invalid JSON at offset %2: %3").arg(c.configFile).arg(pe.offset).arg(pe.errorString());
+            return r;
+        }
+        if (!doc.isObject()) {
+            r.error = QStringLiteral("%1: the top level must be a JSON object").arg(c.configFile);
+            return r;
+        }
+        r.error = applyFile(c.configFile, doc.object(), c);
+        if (!r.error.isEmpty())
+            return r;
+    } else if (c.configFileExplicit) {
+        r.error = QStringLiteral("%1: configuration file does not exist").arg(c.configFile);
+        return r;
+    } else {
+        c.configFile.clear();
+    }
+
+    auto envOr = [&](const char *name, const QString &fallback) {
+        const QString v = env.value(QLatin1String(name));
+        return v.isEmpty() ? fallback : v;
+    };
+    c.dataDir = overrides.dataDir ? *overrides.dataDir : envOr("SWITCHYARD_DATA_DIR", defaultDataDir(env));
+    c.databaseUrl = env.value(QStringLiteral("SWITCHYARD_DATABASE_URL"));
+    c.secretBackend = envOr("SWITCHYARD_SECRET_BACKEND", c.secretBackend);
+    c.upstreamUrl = QUrl(envOr("SWITCHYARD_UPSTREAM_URL", c.upstreamUrl.toString()));
+    c.authUrl = QUrl(envOr("SWITCHYARD_AUTH_URL", c.authUrl.toString()));
+    // Test-only: shorten leases so lease expiry can be exercised in seconds.
+    if (env.contains(QStringLiteral("SWITCHYARD_TEST_LEASE_TTL_S"))) {
+        c.leaseTtlS = env.value(QStringLiteral("SWITCHYARD_TEST_LEASE_TTL_S")).toInt();
+        c.leaseRenewS = qMax(1, c.leaseTtlS / 3);
+    }
+    if (overrides.listen) {
+        const QString err = parseListen(*overrides.listen, &c.listenAddress, &c.listenPort);
+        if (!err.isEmpty()) {
+            r.error = QStringLiteral("--listen: ") + err;
+            return r;
+        }
+    }
+    if (c.databaseUrl.startsWith(QLatin1String("postgres"))) {
+        r.error = QStringLiteral("SWITCHYARD_DATABASE_URL: PostgreSQL replicas are not supported by this build yet");
+        return r;
+    }
+    if (c.secretBackend == QLatin1String("database")) {
+        r.error = QStringLiteral("SWITCHYARD_SECRET_BACKEND=database is not supported by this build yet; use keychain");
+        return r;
+    }
+    r.error = validate(c);
+    return r;
+}
+
+} // namespace sy

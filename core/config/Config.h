@@ -1,0 +1,73 @@
+#pragma once
+
+#include <QHostAddress>
+#include <QString>
+#include <QUrl>
+
+#include <optional>
+
+namespace sy {
+
+// Every setting Switchyard reads, typed, in one place. Sources in order of precedence: command-line
+// options, environment, the JSON config file, documented defaults. A config file that exists but is
+// broken is never replaced by defaults: loading fails and the program exits 3 naming the problem.
+struct Config
+{
+    // Network
+    QHostAddress listenAddress = QHostAddress::LocalHost;
+    quint16 listenPort = 2455;
+    QUrl upstreamUrl = QUrl(QStringLiteral("https://chatgpt.com/backend-api"));
+    QUrl authUrl = QUrl(QStringLiteral("https://auth.openai.com"));
+    qint64 maxBodyBytes = 32LL * 1024 * 1024;
+
+    // Storage
+    QString dataDir;
+    QString databaseUrl; // empty = SQLite file in dataDir
+    QString secretBackend = QStringLiteral("keychain");
+    QString configFile;   // the file that was read, empty when none
+    bool configFileExplicit = false;
+
+    // Routing
+    QString strategy = QStringLiteral("capacity_weighted");
+    int backoffMaxS = 300;
+    int slotsPerAccount = 4;
+
+    // Per-stage budgets (DESIGN.md "Per-stage budgets")
+    int gateWaitS = 10;
+    int connectS = 8;
+    int gateRetireS = 300;
+    int keepaliveIntervalS = 10;
+    int keepaliveMax = 6;
+    int streamIdleS = 300;
+    int requestTotalS = 600;
+    int streamMaxS = 7200;
+
+    // Leases (DESIGN.md "Accounts, slots and replicas")
+    int leaseTtlS = 60;
+    int leaseRenewS = 20;
+
+    QString sqlitePath() const;
+};
+
+struct ConfigOverrides
+{
+    std::optional<QString> listen;
+    std::optional<QString> dataDir;
+    std::optional<QString> configFile;
+};
+
+struct ConfigResult
+{
+    Config config;
+    QString error; // non-empty: exit 3 with this message
+    bool ok() const { return error.isEmpty(); }
+};
+
+// Loads the effective configuration. `env` is injectable for tests (defaults to the process environment).
+ConfigResult loadConfig(const ConfigOverrides &overrides, const QHash<QString, QString> &env);
+QHash<QString, QString> processEnvironment();
+
+// Parses "HOST:PORT" ("[::1]:2455" for IPv6). Returns an error text or empty.
+QString parseListen(const QString &text, QHostAddress *address, quint16 *port);
+
+} // namespace sy

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Switchyard's one entry point for a fresh Debian 12 machine.
+#   tools/dev.sh run   install what is missing, build, start the app (tray; headless `serve` without a display)
+#   tools/dev.sh test  install what is missing, build, run the whole test suite (ctest)
+#   tools/dev.sh build install what is missing and build
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${SWITCHYARD_BUILD_DIR:-$here/build}
+cmd=${1:-run}
+shift || true
+
+# Debian packages the build, the app and the tests need (ENV-NOTES lists why each is there).
+# Never add dbus-x11: with it a keychain call without a session bus hangs on a password prompt.
+packages=(cmake ninja-build g++ pkg-config git
+    qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite libqt6sql6-psql libzstd-dev zlib1g-dev
+    qtkeychain-qt6-dev qt6-l10n-tools qt6-tools-dev qt6-websockets-dev libhttp-parser-dev
+    dbus gnome-keyring libsecret-1-0 libsecret-tools fonts-dejavu-core)
+test_packages=(xvfb xauth spin postgresql)
+
+install_missing() {
+    local missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "installing: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+build_all() {
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build "$build" -j "$(nproc)"
+}
+
+case "$cmd" in
+run)
+    install_missing "${packages[@]}"
+    build_all
+    if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+        echo "no display: starting the headless proxy (switchyard serve)"
+        exec "$build/app/switchyard" serve "$@"
+    fi
+    exec "$build/app/switchyard" "$@"
+    ;;
+build)
+    install_missing "${packages[@]}"
+    build_all
+    ;;
+test)
+    install_missing "${packages[@]}" "${test_packages[@]}"
+    build_all
+    # Real clients for the end-to-end tests, pinned by tests/e2e/package-lock.json; the npm cache stays
+    # outside the clone.
+    if command -v npm >/dev/null; then
+        (cd "$here/tests/e2e" && npm ci --no-audit --no-fund --loglevel=error)
+    else
+        echo "npm not found: the end-to-end tests with real clients will fail" >&2
+    fi
+    cd "$build"
+    exec ctest --output-on-failure --no-tests=error -j "$(nproc)" "$@"
+    ;;
+*)
+    echo "usage: tools/dev.sh run|build|test" >&2
+    exit 2
+    ;;
+esac
