@@ -1,0 +1,73 @@
+#include "CommandLine.h"
+
+#include <QCommandLineParser>
+
+namespace sy::app {
+
+namespace {
+
+const char kUsage[] = R"(Commands:
+  (none)                          tray app with the proxy in-process (headless serve without a display)
+  serve                           headless proxy
+  accounts import FILE... [--alias NAME]
+  accounts list [--json]
+  accounts pause|resume|remove ACCOUNT
+  accounts pin ACCOUNT [--strict] | accounts pin auto
+  requests [--json] [--limit N]   recent request log, newest first
+  usage [--json]                  per-account quota windows and token totals
+  status [--json]                 live view from the running instance
+  client-config codex|opencode    print the client configuration snippet
+ACCOUNT is the internal id, the alias or the email.)";
+
+} // namespace
+
+CommandLine parseCommandLine(const QStringList &arguments)
+{
+    CommandLine cl;
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Switchyard pools several Codex/ChatGPT accounts behind one local "
+                                               "endpoint.\n\n") +
+                                QLatin1String(kUsage));
+    p.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
+    const QCommandLineOption version(QStringLiteral("version"), QStringLiteral("Print the version."));
+    const QCommandLineOption listen(QStringLiteral("listen"), QStringLiteral("Listen address (default 127.0.0.1:2455)."),
+                                    QStringLiteral("HOST:PORT"));
+    const QCommandLineOption dataDir(QStringLiteral("data-dir"), QStringLiteral("Data directory."), QStringLiteral("DIR"));
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Configuration file."),
+                                    QStringLiteral("FILE"));
+    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON."));
+    const QCommandLineOption strict(QStringLiteral("strict"), QStringLiteral("Pin without fallback."));
+    const QCommandLineOption alias(QStringLiteral("alias"), QStringLiteral("Alias for an imported account."),
+                                   QStringLiteral("NAME"));
+    const QCommandLineOption limit(QStringLiteral("limit"), QStringLiteral("How many rows (default 100)."),
+                                   QStringLiteral("N"));
+    p.addOptions({help, version, listen, dataDir, config, json, strict, alias, limit});
+    p.addPositionalArgument(QStringLiteral("command"), QStringLiteral("What to do (see above)."));
+    cl.helpText = p.helpText();
+    if (!p.parse(arguments)) {
+        cl.error = p.errorText();
+        return cl;
+    }
+    cl.help = p.isSet(help);
+    cl.version = p.isSet(version);
+    cl.words = p.positionalArguments();
+    cl.json = p.isSet(json);
+    cl.strict = p.isSet(strict);
+    cl.alias = p.value(alias);
+    if (p.isSet(listen))
+        cl.overrides.listen = p.value(listen);
+    if (p.isSet(dataDir))
+        cl.overrides.dataDir = p.value(dataDir);
+    if (p.isSet(config))
+        cl.overrides.configFile = p.value(config);
+    if (p.isSet(limit)) {
+        bool ok = false;
+        cl.limit = p.value(limit).toInt(&ok);
+        if (!ok || cl.limit < 1 || cl.limit > 100000)
+            cl.error = QStringLiteral("--limit must be a number from 1 to 100000");
+    }
+    return cl;
+}
+
+} // namespace sy::app

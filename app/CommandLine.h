@@ -1,0 +1,26 @@
+#pragma once
+
+#include "config/Config.h"
+
+#include <QStringList>
+
+namespace sy::app {
+
+// The parsed command line: global options plus the sub-command words.
+struct CommandLine
+{
+    QStringList words; // e.g. {"accounts", "import", "a.json"}
+    ConfigOverrides overrides;
+    bool json = false;
+    bool strict = false;
+    bool version = false;
+    bool help = false;
+    QString alias;
+    int limit = 100;
+    QString error; // non-empty: usage error (exit 1)
+    QString helpText;
+};
+
+CommandLine parseCommandLine(const QStringList &arguments);
+
+} // namespace sy::app

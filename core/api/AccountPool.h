@@ -1,0 +1,118 @@
+#pragma once
+
+#include "accounts/AccountRecord.h"
+#include "accounts/AuthTokens.h"
+#include "config/Config.h"
+#include "routing/Selection.h"
+#include "usage/FailureClassifier.h"
+#include "usage/UsageWindows.h"
+
+#include <QHash>
+#include <QJsonArray>
+#include <QObject>
+#include <QRandomGenerator>
+#include <QTimer>
+
+#include <functional>
+#include <optional>
+
+namespace sy {
+
+class Clock;
+class SecretStore;
+class StoreWorker;
+
+// The proxy thread's view of the accounts: records, tokens (read once from the keychain when an account
+// appears), usage windows, cooldowns, in-flight slots, session affinity and continuity anchors. Durable
+// state lives in the database; changes made here are written through the store thread, and changes made
+// by other processes (the CLI) are picked up by polling the database's change counter once a second.
+class AccountPool : public QObject
+{
+    Q_OBJECT
+
+public:
+    struct Account
+    {
+        AccountRecord record;
+        AuthTokens tokens;
+        bool tokensReady = false;
+        QString tokenProblem; // why tokens are not usable (keychain error), never a token
+        AccountUsage usage;
+        int inFlight = 0;
+    };
+
+    struct Acquisition
+    {
+        SelectionResult selection;
+        bool acquired = false; // a slot of selection.accountId is now held: call release() exactly once
+        bool shouldWait = false; // nothing free now, but an account would serve once a slot frees (gate)
+    };
+
+    AccountPool(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
+                QObject *parent = nullptr);
+
+    // Loads accounts and settings and starts watching for changes. `ready` runs once the first load is done.
+    void start(std::function<void()> ready);
+    void reloadNow();
+
+    // Selection and slot claim in one step on this thread, so no other turn can take the slot in between.
+    Acquisition acquire(const SelectionRequest &request);
+    void release(const QString &accountId);
+
+    const Account *account(const QString &accountId) const;
+    QList<const Account *> accounts() const;
+    int accountCount() const { return int(m_accounts.size()); }
+
+    QString pinnedAccountId() const { return m_pinnedAccountId; }
+    bool pinStrict() const { return m_pinStrict; }
+    Strategy strategy() const { return m_strategy; }
+
+    // Session affinity (Codex session-id / prompt_cache_key, OpenCode x-session-affinity).
+    QString sessionAccount(const QString &sessionKey) const { return m_sessions.value(sessionKey); }
+    void bindSession(const QString &sessionKey, const QString &accountId);
+    // Codex turn state: the account that issued it keeps the turn.
+    QString turnStateAccount(const QByteArray &turnState) const { return m_turnStates.value(turnState); }
+    void bindTurnState(const QByteArray &turnState, const QString &accountId);
+
+    // Continuity anchors: which account produced a response id. Lookups hit memory first, then the store.
+    void lookupAnchor(const QString &responseId, std::function<void(std::optional<QString>)> done);
+    void rememberAnchor(const QString &responseId, const QString &accountId);
+
+    void recordUsage(const QString &accountId, const AccountUsage &usage);
+    void recordFailure(const QString &accountId, const FailureInfo &failure);
+    void recordSuccess(const QString &accountId);
+
+    QJsonArray statusJson() const;
+
+signals:
+    void slotFreed();
+    void accountsChanged();
+
+private:
+    void pollChanges();
+    void applyLoaded(QList<Account> loaded, QString pin, bool strict, QString strategy, qint64 counter);
+    void loadTokens(const QString &accountId);
+    QList<Candidate> candidates(bool ignoreSlots) const;
+    void persistAccountState(const Account &a);
+
+    const Config &m_config;
+    const Clock &m_clock;
+    StoreWorker *m_store;
+    SecretStore *m_secrets;
+    QRandomGenerator m_rng;
+    QTimer m_pollTimer;
+    bool m_loading = false;
+    qint64 m_changeCounter = -1;
+
+    QList<Account> m_accounts;
+    QHash<QString, int> m_index;
+    QString m_pinnedAccountId;
+    bool m_pinStrict = false;
+    Strategy m_strategy = Strategy::CapacityWeighted;
+
+    QHash<QString, QString> m_sessions;
+    QHash<QByteArray, QString> m_turnStates;
+    QHash<QString, QString> m_anchors;
+};
+
+} // namespace sy

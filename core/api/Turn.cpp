@@ -1,0 +1,719 @@
+#include "api/Turn.h"
+
+#include "api/TurnLog.h"
+#include "api/UpstreamHeaders.h"
+#include "api/translate/ChatRequestToResponses.h"
+#include "api/translate/ResponsesRequestSanitizer.h"
+#include "http/HttpResponse.h"
+#include "routing/Cooldown.h"
+#include "upstream/UpstreamClient.h"
+#include "util/Ids.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcTurn, "switchyard.turn")
+
+namespace sy {
+
+namespace {
+
+BudgetSettings budgetSettings(const Config &c)
+{
+    BudgetSettings b;
+    b.gateWaitS = c.gateWaitS;
+    b.connectS = c.connectS;
+    b.gateRetireS = c.gateRetireS;
+    b.keepaliveIntervalS = c.keepaliveIntervalS;
+    b.keepaliveMax = c.keepaliveMax;
+    b.streamIdleS = c.streamIdleS;
+    b.requestTotalS = c.requestTotalS;
+    b.streamMaxS = c.streamMaxS;
+    return b;
+}
+
+QString attemptOutcome(const FailureInfo &f)
+{
+    switch (f.cls) {
+    case FailureClass::RateLimited:
+        return QStringLiteral("rate_limited");
+    case FailureClass::QuotaExceeded:
+        return QStringLiteral("quota_exceeded");
+    case FailureClass::Transient:
+        return QStringLiteral("server_error");
+    case FailureClass::AuthExpired:
+        return QStringLiteral("auth_failed");
+    case FailureClass::RequestError:
+        return QStringLiteral("request_error");
+    case FailureClass::None:
+        break;
+    }
+    return QStringLiteral("failed");
+}
+
+} // namespace
+
+Turn::Turn(const TurnServices &services, HttpRequestPtr request, HttpResponse *response, const RouteMatch &route,
+           QObject *parent)
+    : QObject(parent), m_s(services), m_request(std::move(request)), m_response(response), m_route(route),
+      m_requestId(newRequestId()), m_budget(*services.clock, budgetSettings(*services.config)),
+      m_startedAtMs(services.clock->nowMs())
+{
+    m_deadlineTimer.setSingleShot(true);
+    m_deadlineTimer.setTimerType(Qt::PreciseTimer);
+    connect(&m_deadlineTimer, &QTimer::timeout, this, &Turn::onDeadline);
+    m_keepaliveTimer.setInterval(services.config->keepaliveIntervalS * 1000);
+    connect(&m_keepaliveTimer, &QTimer::timeout, this, &Turn::onKeepalive);
+    connect(response, &HttpResponse::clientDisconnected, this, &Turn::onClientGone);
+    connect(response, &HttpResponse::drained, this, [this] {
+        if (m_call)
+            m_call->resume();
+    });
+    connect(m_s.pool, &AccountPool::slotFreed, this, &Turn::onSlotFreed);
+}
+
+Turn::~Turn()
+{
+    dropCall();
+    releaseSlot();
+}
+
+void Turn::start()
+{
+    if (!prepare())
+        return;
+    resolveContinuation();
+}
+
+bool Turn::prepare()
+{
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(m_request->body, &pe);
+    if (pe.error != QJsonParseError::NoError || !doc.isObject()) {
+        rejectBeforeDispatch(400, "invalid_request_error", "invalid_json",
+                             QStringLiteral("The request body is not a JSON object: %1").arg(pe.errorString()));
+        return false;
+    }
+    QJsonObject body = doc.object();
+    QString error;
+    ChatSinkOptions chat;
+    if (m_route.route == Route::V1ChatCompletions) {
+        m_clientWantsStream = body.value(QLatin1String("stream")).toBool(false);
+        chat.model = body.value(QLatin1String("model")).toString();
+        chat.includeUsage =
+            body.value(QLatin1String("stream_options")).toObject().value(QLatin1String("include_usage")).toBool();
+        body = chatRequestToResponses(body, &error);
+        if (!error.isEmpty()) {
+            rejectBeforeDispatch(400, "invalid_request_error", "invalid_request", error);
+            return false;
+        }
+    }
+    SanitizedResponsesRequest sanitized;
+    ResponsesSanitizeOptions options;
+    options.ensureInstructions = true;
+    if (!sanitizeResponsesRequest(body, &sanitized, &error, options)) {
+        rejectBeforeDispatch(400, "invalid_request_error", "invalid_request", error);
+        return false;
+    }
+    m_model = sanitized.model;
+    m_previousResponseId = sanitized.previousResponseId;
+    if (m_route.route != Route::V1ChatCompletions)
+        m_clientWantsStream = m_route.route == Route::CodexResponses || sanitized.clientWantsStream;
+    m_upstreamBody = sanitized.changed || m_route.route == Route::V1ChatCompletions
+                         ? QJsonDocument(sanitized.body).toJson(QJsonDocument::Compact)
+                         : m_request->body;
+
+    SinkKind kind = SinkKind::CodexStream;
+    if (m_route.route == Route::V1Responses)
+        kind = m_clientWantsStream ? SinkKind::ResponsesStream : SinkKind::ResponsesJson;
+    else if (m_route.route == Route::V1ChatCompletions)
+        kind = m_clientWantsStream ? SinkKind::ChatStream : SinkKind::ChatJson;
+    chat.model = chat.model.isEmpty() ? m_model : chat.model;
+    m_sink = makeTurnSink(kind, chat);
+
+    // Session key: Codex session-id (also its prompt_cache_key), OpenCode x-session-affinity.
+    for (const char *name : {"session-id", "session_id", "x-session-affinity", "x-session-id"}) {
+        m_sessionKey = QString::fromUtf8(m_request->header(name));
+        if (!m_sessionKey.isEmpty())
+            break;
+    }
+    if (m_sessionKey.isEmpty())
+        m_sessionKey = sanitized.promptCacheKey;
+    m_turnState = m_request->header("x-codex-turn-state");
+    return true;
+}
+
+void Turn::resolveContinuation()
+{
+    m_state = State::Routing;
+    if (!m_turnState.isEmpty())
+        m_selection.continuationAccountId = m_s.pool->turnStateAccount(m_turnState);
+    if (m_previousResponseId.isEmpty()) {
+        route();
+        return;
+    }
+    QPointer<Turn> self(this);
+    m_s.pool->lookupAnchor(m_previousResponseId, [self](std::optional<QString> owner) {
+        if (!self || self->m_settled)
+            return;
+        if (owner)
+            self->m_selection.continuationAccountId = *owner;
+        else
+            self->m_selection.continuationOwnerUnknown = true;
+        self->route();
+    });
+}
+
+void Turn::route()
+{
+    if (m_settled)
+        return;
+    if (!m_s.store->writable()) {
+        rejectBeforeDispatch(503, "server_error", "store_unavailable",
+                             QStringLiteral("The request log cannot be written (%1); new turns are refused until it "
+                                            "can.")
+                                 .arg(m_s.store->unwritableReason()));
+        return;
+    }
+    m_selection.affinityAccountId = m_sessionKey.isEmpty() ? QString() : m_s.pool->sessionAccount(m_sessionKey);
+    m_selection.pinnedAccountId = m_s.pool->pinnedAccountId();
+    m_selection.pinStrict = m_s.pool->pinStrict();
+
+    const AccountPool::Acquisition a = m_s.pool->acquire(m_selection);
+    m_skipped = a.selection.skipped;
+    if (a.acquired) {
+        if (m_state == State::GateWait)
+            m_budget.leaveGateWait();
+        m_routeReason = a.selection.reason;
+        dispatch(a.selection.accountId);
+        return;
+    }
+    if (a.shouldWait) {
+        if (m_state != State::GateWait) {
+            m_state = State::GateWait;
+            m_budget.enterGateWait();
+            armDeadline();
+            if (m_sink->streaming())
+                m_keepaliveTimer.start();
+        }
+        return;
+    }
+    // Nothing can serve this request.
+    const QString code = a.selection.errorCode;
+    if (code == QLatin1String("previous_response_owner_unavailable") ||
+        m_selection.continuationOwnerUnknown) {
+        failBeforeCommit(400, "invalid_request_error", "previous_response_not_found",
+                         QStringLiteral("Previous response '%1' belongs to an account that cannot serve now (or is "
+                                        "unknown); resend the full conversation without previous_response_id.")
+                             .arg(m_previousResponseId),
+                         QStringLiteral("rejected"));
+        return;
+    }
+    if (m_s.pool->accountCount() == 0) {
+        failBeforeCommit(503, "server_error", "no_accounts",
+                         QStringLiteral("No accounts are configured: run 'switchyard accounts import' or "
+                                        "'switchyard accounts login'."),
+                         QStringLiteral("rejected"));
+        return;
+    }
+    QString message = QStringLiteral("No account can serve this request now");
+    if (code == QLatin1String("pinned_account_unavailable"))
+        message = QStringLiteral("The strictly pinned account cannot serve now");
+    if (a.selection.earliestResetMs) {
+        const qint64 seconds = qMax<qint64>(1, (*a.selection.earliestResetMs - m_s.clock->nowMs() + 999) / 1000);
+        m_response->setHeader("Retry-After", QByteArray::number(seconds));
+        message += QStringLiteral("; the earliest account is available again at %1 (in %2 s)")
+                       .arg(isoUtc(*a.selection.earliestResetMs))
+                       .arg(seconds);
+    }
+    m_errorCode = QStringLiteral("rate_limit_exceeded");
+    failBeforeCommit(429, "rate_limit_exceeded", "rate_limit_exceeded", message + QLatin1Char('.'),
+                     QStringLiteral("rejected"));
+}
+
+void Turn::onSlotFreed()
+{
+    if (m_state == State::GateWait && !m_settled)
+        route();
+}
+
+void Turn::dispatch(const QString &accountId)
+{
+    m_state = State::Attempting;
+    m_accountId = accountId;
+    m_holdingSlot = true;
+    const AccountPool::Account *account = m_s.pool->account(accountId);
+    Q_ASSERT(account);
+    if (!m_sessionKey.isEmpty())
+        m_s.pool->bindSession(m_sessionKey, accountId);
+
+    UpstreamRequest req;
+    req.method = "POST";
+    req.url = upstreamEndpoint(m_s.config->upstreamUrl, QStringLiteral("/codex/responses"));
+    req.headers = upstreamHeaders(*m_request, *account, m_requestId.toLatin1(), true);
+    req.body = m_upstreamBody;
+    m_attemptStartMs = m_s.clock->monotonicMs();
+    m_budget.beginAttempt();
+    m_call = m_s.upstream->start(req);
+    connect(m_call, &UpstreamCall::requestSent, this, &Turn::onRequestSent);
+    connect(m_call, &UpstreamCall::headersReceived, this, &Turn::onHeaders);
+    connect(m_call, &UpstreamCall::sseEvent, this, &Turn::onEvent);
+    connect(m_call, &UpstreamCall::bodyReceived, this, &Turn::onBody);
+    connect(m_call, &UpstreamCall::finished, this, &Turn::onFinished);
+    armDeadline();
+}
+
+void Turn::onRequestSent()
+{
+    m_budget.connected();
+    armDeadline();
+}
+
+void Turn::onHeaders(int status, const HttpHeaders &headers)
+{
+    m_upstreamHeaders = headers;
+    for (const auto &h : headers) {
+        if (headerNameEquals(h.first, "x-request-id"))
+            m_upstreamRequestId = h.second;
+    }
+    const AccountUsage usage = usageFromHeaders(headers, m_s.clock->nowMs());
+    m_s.pool->recordUsage(m_accountId, usage);
+    if (status >= 200 && status < 300) {
+        for (const auto &h : headers) {
+            if (headerNameEquals(h.first, "x-codex-turn-state"))
+                m_s.pool->bindTurnState(h.second, m_accountId);
+        }
+    }
+}
+
+void Turn::onBody(const QByteArray &body)
+{
+    // A non-stream answer to a turn is a failure (or an upstream that ignored stream: true).
+    if (!m_call)
+        return;
+    const int status = m_call->statusCode();
+    const FailureInfo f = classifyUpstreamFailure(status >= 200 && status < 300 ? 502 : status, body,
+                                                  m_upstreamHeaders, m_s.clock->nowMs());
+    attemptFailed(attemptOutcome(f), f, status, body);
+}
+
+void Turn::onEvent(const SseEvent &event)
+{
+    if (m_settled || m_sawTerminal)
+        return;
+    const QByteArray &type = event.event;
+    QJsonObject data;
+    // Pass-through sinks need only the structural events parsed; text deltas go by as bytes.
+    const bool needsParse = !(type.endsWith(".delta") && m_route.route != Route::V1ChatCompletions);
+    if (needsParse)
+        data = QJsonDocument::fromJson(event.data).object();
+
+    if (!m_forwardedEvent) {
+        // The first real event: the response has started on this account; no failover from here on.
+        if (type == "error" || type == "response.failed") {
+            const FailureInfo f = classifyStreamError(data, m_s.clock->nowMs());
+            if (f.cls == FailureClass::RateLimited || f.cls == FailureClass::QuotaExceeded ||
+                f.cls == FailureClass::Transient) {
+                attemptFailed(attemptOutcome(f), f, 200, event.data);
+                return;
+            }
+        }
+        m_forwardedEvent = true;
+        m_state = State::Streaming;
+        m_budget.firstEvent();
+        m_keepaliveTimer.stop();
+        m_s.pool->recordSuccess(m_accountId);
+        if (m_sink->streaming())
+            commitStream();
+    } else {
+        m_budget.onEvent();
+    }
+
+    if (type == "codex.rate_limits") {
+        if (auto u = usageFromRateLimitsEvent(data, m_s.clock->nowMs()))
+            m_s.pool->recordUsage(m_accountId, *u);
+    }
+    const QByteArray bytes = m_sink->onEvent(type, event.data, data);
+    if (type == "response.created" && !m_sink->responseId().isEmpty())
+        m_s.pool->rememberAnchor(m_sink->responseId(), m_accountId);
+
+    if (isTerminalEventType(type)) {
+        m_sawTerminal = true;
+        const QString status = type == "response.failed" ? QStringLiteral("failed") : QStringLiteral("completed");
+        if (status == QLatin1String("failed"))
+            m_errorCode = data.value(QLatin1String("response")).toObject().value(QLatin1String("error")).toObject()
+                              .value(QLatin1String("code")).toString(QStringLiteral("response_failed"));
+        if (!m_sink->responseId().isEmpty())
+            m_s.pool->rememberAnchor(m_sink->responseId(), m_accountId);
+        m_attempts.append({m_accountId, status, m_s.clock->monotonicMs() - m_attemptStartMs});
+        dropCall();
+        settle(status, [this, bytes] {
+            if (!m_response)
+                return;
+            if (m_sink->streaming()) {
+                m_response->write(bytes);
+                m_response->end();
+            } else {
+                applyResponseHeaders();
+                m_response->sendFull(200, m_sink->contentType(), m_sink->fullBody());
+            }
+        });
+        return;
+    }
+    if (!bytes.isEmpty())
+        writeClient(bytes);
+}
+
+void Turn::onFinished(UpstreamCall::Outcome outcome, const QString &detail)
+{
+    if (m_settled || m_sawTerminal)
+        return;
+    m_call = nullptr;
+    switch (outcome) {
+    case UpstreamCall::Outcome::Aborted:
+        return;
+    case UpstreamCall::Outcome::ConnectionFailed: {
+        FailureInfo f;
+        f.cls = FailureClass::Transient;
+        f.code = QStringLiteral("connect_failed");
+        f.message = detail;
+        attemptFailed(QStringLiteral("connect_failed"), f, 0, {});
+        return;
+    }
+    case UpstreamCall::Outcome::Completed:
+    case UpstreamCall::Outcome::ConnectionLost:
+        break;
+    }
+    // The upstream ended without a terminal event.
+    if (!m_forwardedEvent) {
+        FailureInfo f;
+        f.cls = FailureClass::Transient;
+        f.code = QStringLiteral("stream_lost");
+        f.message = detail;
+        attemptFailed(QStringLiteral("stream_lost"), f, 0, {});
+        return;
+    }
+    m_attempts.append({m_accountId, QStringLiteral("stream_lost"), m_s.clock->monotonicMs() - m_attemptStartMs});
+    fail(QStringLiteral("failed"), QString(), QStringLiteral("upstream_stream_lost"),
+         QStringLiteral("The upstream connection ended before the response completed."));
+}
+
+void Turn::attemptFailed(const QString &outcome, const FailureInfo &failure, int upstreamStatus,
+                         const QByteArray &upstreamBody)
+{
+    dropCall();
+    m_attempts.append({m_accountId, outcome, m_s.clock->monotonicMs() - m_attemptStartMs});
+    m_budget.endAttempt();
+    const QString failedAccount = m_accountId;
+    if (penalisesAccount(failure.cls))
+        m_s.pool->recordFailure(failedAccount, failure);
+
+    if (failure.cls == FailureClass::RequestError) {
+        // The request's own fault: pass the upstream's answer through, never penalise or fail over.
+        releaseSlot();
+        m_errorCode = failure.code.isEmpty() ? QStringLiteral("upstream_rejected") : failure.code;
+        if (m_response && !m_response->isCommitted()) {
+            applyResponseHeaders();
+            const QByteArray body = upstreamBody.isEmpty()
+                                        ? HttpResponse::jsonErrorBody("invalid_request_error", "upstream_rejected",
+                                                                      failure.message)
+                                        : upstreamBody;
+            settle(QStringLiteral("failed"), [this, upstreamStatus, body] {
+                if (m_response)
+                    m_response->sendFull(upstreamStatus > 0 ? upstreamStatus : 400, "application/json", body);
+            });
+        } else {
+            fail(QStringLiteral("failed"), QString(), m_errorCode, failure.message);
+        }
+        return;
+    }
+    m_blockedBy.insert(outcome);
+    releaseSlot();
+    // Fail over while nothing has reached the client; a continuation stays on its owner.
+    if (!m_forwardedEvent && m_selection.continuationAccountId.isEmpty() && !m_budget.expiredStage().size()) {
+        m_selection.excluded.insert(failedAccount);
+        m_accountId.clear();
+        m_state = State::Routing;
+        route();
+        return;
+    }
+    m_errorCode = failure.code.isEmpty() ? outcome : failure.code;
+    const bool limited = failure.cls == FailureClass::RateLimited || failure.cls == FailureClass::QuotaExceeded;
+    if (limited && !m_response.isNull() && !m_response->isCommitted()) {
+        // Never pass usage_limit_reached through: Codex treats it as fatal.
+        if (failure.retryAtMs) {
+            const qint64 s = qMax<qint64>(1, (*failure.retryAtMs - m_s.clock->nowMs() + 999) / 1000);
+            m_response->setHeader("Retry-After", QByteArray::number(s));
+        }
+        failBeforeCommit(429, "rate_limit_exceeded", "rate_limit_exceeded",
+                         QStringLiteral("The account serving this conversation is rate limited."),
+                         QStringLiteral("failed"));
+        return;
+    }
+    fail(QStringLiteral("failed"), QString(), QStringLiteral("upstream_unavailable"),
+         QStringLiteral("The upstream failed (%1): %2").arg(outcome, failure.message));
+}
+
+void Turn::onDeadline()
+{
+    if (m_settled)
+        return;
+    const QString stage = m_budget.expiredStage();
+    if (stage.isEmpty()) {
+        armDeadline(); // the deadline moved (stream_idle reset by events): wait for the new one
+        return;
+    }
+    m_killStage = stage;
+    if (m_state == State::GateWait) {
+        m_budget.leaveGateWait();
+        m_response->setHeader("Retry-After", QByteArray::number(qMax(1, m_s.config->keepaliveIntervalS / 2)));
+        failBeforeCommit(503, "server_error", "proxy_overloaded",
+                         QStringLiteral("Every account's slots stayed busy for %1 s (gate_wait); retry shortly.")
+                             .arg(m_s.config->gateWaitS),
+                         QStringLiteral("timed_out"));
+        return;
+    }
+    if (!m_forwardedEvent && (stage == stage::connect || stage == stage::preResponse)) {
+        FailureInfo f;
+        f.cls = FailureClass::Transient;
+        f.code = stage + QStringLiteral("_timeout");
+        f.message = QStringLiteral("no answer within the %1 budget").arg(stage);
+        m_killStage.clear();
+        attemptFailed(f.code, f, 0, {});
+        if (!m_settled)
+            return;
+        m_killStage = stage;
+        return;
+    }
+    if (m_call)
+        m_attempts.append({m_accountId, stage + QStringLiteral("_timeout"),
+                           m_s.clock->monotonicMs() - m_attemptStartMs});
+    dropCall();
+    fail(QStringLiteral("timed_out"), stage, stage + QStringLiteral("_timeout"),
+         QStringLiteral("The %1 budget ran out.").arg(stage));
+}
+
+void Turn::onKeepalive()
+{
+    if (m_settled || m_forwardedEvent || !m_sink->streaming())
+        return;
+    if (!m_response->isCommitted())
+        commitStream();
+    writeClient(m_sink->keepaliveFrame());
+}
+
+void Turn::onClientGone()
+{
+    if (m_settled)
+        return;
+    if (m_call)
+        m_attempts.append({m_accountId, QStringLiteral("cancelled"), m_s.clock->monotonicMs() - m_attemptStartMs});
+    dropCall();
+    m_errorCode = QStringLiteral("client_disconnected");
+    settle(QStringLiteral("cancelled"), {});
+}
+
+void Turn::dropCall()
+{
+    if (!m_call)
+        return;
+    UpstreamCall *call = m_call;
+    m_call = nullptr;
+    disconnect(call, nullptr, this, nullptr);
+    call->abort();
+}
+
+void Turn::releaseSlot()
+{
+    if (!m_holdingSlot)
+        return;
+    m_holdingSlot = false;
+    m_s.pool->release(m_accountId);
+}
+
+void Turn::armDeadline()
+{
+    const RequestBudget::Deadline d = m_budget.nextDeadline();
+    if (d.isNone()) {
+        m_deadlineTimer.stop();
+        return;
+    }
+    m_deadlineTimer.start(int(qBound<qint64>(0, d.atMonotonicMs - m_s.clock->monotonicMs(), 24LL * 3600 * 1000)));
+}
+
+void Turn::applyResponseHeaders()
+{
+    if (!m_response || m_response->isCommitted())
+        return;
+    m_response->setHeader("x-request-id", m_requestId.toLatin1());
+    if (!m_accountId.isEmpty()) {
+        if (const AccountPool::Account *a = m_s.pool->account(m_accountId))
+            m_response->setHeader("x-switchyard-account", a->record.displayName().toUtf8());
+    }
+    for (const auto &h : m_upstreamHeaders) {
+        if (headerNameEquals(h.first, "x-codex-turn-state") || h.first.toLower().startsWith("x-codex-primary") ||
+            h.first.toLower().startsWith("x-codex-secondary") || h.first.toLower().startsWith("x-codex-credits"))
+            m_response->setHeader(h.first, h.second);
+    }
+}
+
+void Turn::commitStream()
+{
+    if (!m_response || m_response->isCommitted())
+        return;
+    applyResponseHeaders();
+    m_response->beginStream(200, m_sink->contentType());
+}
+
+void Turn::writeClient(const QByteArray &bytes)
+{
+    if (!m_response || bytes.isEmpty())
+        return;
+    m_response->write(bytes);
+    if (m_response && m_response->congested() && m_call)
+        m_call->pause();
+}
+
+void Turn::rejectBeforeDispatch(int status, const QByteArray &type, const QByteArray &code, const QString &message)
+{
+    m_errorCode = QString::fromLatin1(code);
+    failBeforeCommit(status, type, code, message, QStringLiteral("rejected"));
+}
+
+void Turn::failBeforeCommit(int status, const QByteArray &type, const QByteArray &code, const QString &message,
+                            const QString &logStatus)
+{
+    if (m_errorCode.isEmpty())
+        m_errorCode = QString::fromLatin1(code);
+    dropCall();
+    if (m_response && m_response->isCommitted()) {
+        fail(logStatus, m_killStage, QString::fromLatin1(code), message);
+        return;
+    }
+    applyResponseHeaders();
+    settle(logStatus, [this, status, type, code, message] {
+        if (m_response)
+            m_response->sendJsonError(status, type, code, message);
+    });
+}
+
+void Turn::fail(const QString &logStatus, const QString &killStage, const QString &code, const QString &message)
+{
+    dropCall();
+    m_killStage = killStage;
+    if (m_errorCode.isEmpty() || m_errorCode == QLatin1String("upstream_unavailable"))
+        m_errorCode = code;
+    if (m_response && !m_response->isCommitted() && !m_sink->streaming()) {
+        const int status = logStatus == QLatin1String("timed_out") ? 504 : 502;
+        applyResponseHeaders();
+        settle(logStatus, [this, status, code, message] {
+            if (m_response)
+                m_response->sendJsonError(status, "server_error", code.toLatin1(), message);
+        });
+        return;
+    }
+    if (m_response && !m_response->isCommitted()) {
+        if (!m_forwardedEvent) {
+            // Nothing streamed yet: an HTTP error is clearer than an empty stream.
+            const int status = logStatus == QLatin1String("timed_out") ? 504 : 502;
+            applyResponseHeaders();
+            settle(logStatus, [this, status, code, message] {
+                if (m_response)
+                    m_response->sendJsonError(status, "server_error", code.toLatin1(), message);
+            });
+            return;
+        }
+        commitStream();
+    }
+    // After commit: an explicit error and a terminal event, never a silent close.
+    const QByteArray frames = m_sink->failureFrames(code, message);
+    settle(logStatus, [this, frames] {
+        if (!m_response)
+            return;
+        m_response->write(frames);
+        m_response->end();
+    });
+}
+
+void Turn::settle(const QString &status, std::function<void()> deliver)
+{
+    if (m_settled)
+        return;
+    m_settled = true;
+    m_state = State::Settling;
+    m_deadlineTimer.stop();
+    m_keepaliveTimer.stop();
+    dropCall();
+    releaseSlot();
+    m_budget.finish();
+
+    TurnLogEntry e;
+    e.requestId = m_requestId;
+    e.startedAtMs = m_startedAtMs;
+    e.route = QString::fromLatin1(m_route.name);
+    e.model = m_model;
+    e.sessionKey = m_sessionKey;
+    e.accountId = m_accountId;
+    e.status = status;
+    e.killStage = m_killStage;
+    e.errorCode = status == QLatin1String("completed") ? QString() : m_errorCode;
+    e.upstreamRequestId = QString::fromLatin1(m_upstreamRequestId);
+    e.attempts = m_attempts;
+    if (status != QLatin1String("completed")) {
+        e.blockedBy = m_blockedBy.values();
+        std::sort(e.blockedBy.begin(), e.blockedBy.end());
+    }
+    e.latencies = m_budget.latencies();
+    e.usage = m_sink ? m_sink->usage() : TokenUsage{};
+    if (const AccountPool::Account *a = m_accountId.isEmpty() ? nullptr : m_s.pool->account(m_accountId)) {
+        e.accountAlias = a->record.alias.value_or(QString());
+        e.chatgptAccountId = a->record.chatgptAccountId;
+    }
+    if (status != QLatin1String("completed") && status != QLatin1String("cancelled"))
+        qCInfo(lcTurn).noquote() << m_requestId << e.route << status << e.errorCode << e.killStage;
+    QPointer<Turn> self(this);
+    writeTurnLog(m_s.store, e, this, [self, deliver](bool) {
+        // Delivered even when the row could not be written: the turn is over either way, and the store's
+        // writability already refuses new turns.
+        if (!self)
+            return;
+        if (deliver)
+            deliver();
+        self->finishTurn();
+    });
+}
+
+void Turn::finishTurn()
+{
+    m_state = State::Done;
+    emit settled();
+    deleteLater();
+}
+
+QJsonObject Turn::statusJson() const
+{
+    static const char *const names[] = {"preparing", "routing", "gate_wait", "pre_response",
+                                        "streaming", "settling", "done"};
+    const RequestBudget::Snapshot snap = m_budget.snapshot();
+    QJsonObject remaining;
+    for (const auto &r : snap.remaining)
+        remaining.insert(r.stage, r.ms);
+    const AccountPool::Account *a = m_accountId.isEmpty() ? nullptr : m_s.pool->account(m_accountId);
+    return QJsonObject{
+        {QStringLiteral("request_id"), m_requestId},
+        {QStringLiteral("route"), QString::fromLatin1(m_route.name)},
+        {QStringLiteral("model"), m_model},
+        {QStringLiteral("stage"), m_state == State::Attempting ? snap.phase : QString::fromLatin1(names[int(m_state)])},
+        {QStringLiteral("account_id"), m_accountId.isEmpty() ? QJsonValue() : QJsonValue(m_accountId)},
+        {QStringLiteral("account_alias"),
+         a && a->record.alias ? QJsonValue(*a->record.alias) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("started_at"), isoUtc(m_startedAtMs)},
+        {QStringLiteral("elapsed_ms"), snap.elapsedMs},
+        {QStringLiteral("next_deadline"), snap.next.stage},
+        {QStringLiteral("remaining_ms"), remaining},
+        {QStringLiteral("attempts"), int(m_attempts.size()) + (m_call ? 1 : 0)},
+    };
+}
+
+} // namespace sy

@@ -1,0 +1,135 @@
+#pragma once
+
+#include "api/AccountPool.h"
+#include "api/RouteTable.h"
+#include "api/TurnSink.h"
+#include "http/HttpRequest.h"
+#include "upstream/StageBudget.h"
+#include "upstream/UpstreamCall.h"
+
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <memory>
+
+namespace sy {
+
+class HttpResponse;
+class StoreWorker;
+class UpstreamClient;
+
+struct TurnServices
+{
+    const Config *config = nullptr;
+    const Clock *clock = nullptr;
+    AccountPool *pool = nullptr;
+    UpstreamClient *upstream = nullptr;
+    StoreWorker *store = nullptr;
+};
+
+// One attempt of a turn on one account, as the request log shows it.
+struct TurnAttempt
+{
+    QString accountId;
+    QString outcome;
+    qint64 elapsedMs = 0;
+};
+
+// One model turn from a downstream request to its settlement: parse, route (continuation > affinity > pin >
+// strategy), wait at the gate for a slot, call the upstream with the chosen account's credentials, fail over
+// while nothing has been forwarded, stream through the route's sink, and settle exactly once: the request-log
+// row is committed before the terminal event is flushed to the client. Lives on the proxy thread and deletes
+// itself after it has settled.
+class Turn : public QObject
+{
+    Q_OBJECT
+
+public:
+    Turn(const TurnServices &services, HttpRequestPtr request, HttpResponse *response, const RouteMatch &route,
+         QObject *parent = nullptr);
+    ~Turn() override;
+
+    void start();
+
+    QString requestId() const { return m_requestId; }
+    // Live view for /api/status: stage, account, remaining budgets.
+    QJsonObject statusJson() const;
+
+signals:
+    void settled();
+
+private:
+    enum class State { Preparing, Routing, GateWait, Attempting, Streaming, Settling, Done };
+
+    bool prepare();
+    void resolveContinuation();
+    void route();
+    void dispatch(const QString &accountId);
+    void onRequestSent();
+    void onHeaders(int status, const HttpHeaders &headers);
+    void onEvent(const SseEvent &event);
+    void onBody(const QByteArray &body);
+    void onFinished(UpstreamCall::Outcome outcome, const QString &detail);
+    void onDeadline();
+    void onKeepalive();
+    void onClientGone();
+    void onSlotFreed();
+
+    void attemptFailed(const QString &outcome, const FailureInfo &failure, int upstreamStatus,
+                       const QByteArray &upstreamBody);
+    void dropCall();
+    void releaseSlot();
+    void armDeadline();
+    void commitStream();
+    void writeClient(const QByteArray &bytes);
+    void rejectBeforeDispatch(int status, const QByteArray &type, const QByteArray &code, const QString &message);
+    void failBeforeCommit(int status, const QByteArray &type, const QByteArray &code, const QString &message,
+                          const QString &logStatus);
+    void fail(const QString &logStatus, const QString &killStage, const QString &code, const QString &message);
+    void settle(const QString &status, std::function<void()> deliver);
+    void applyResponseHeaders();
+    void finishTurn();
+
+    TurnServices m_s;
+    HttpRequestPtr m_request;
+    QPointer<HttpResponse> m_response;
+    RouteMatch m_route;
+    QString m_requestId;
+    State m_state = State::Preparing;
+    RequestBudget m_budget;
+    qint64 m_startedAtMs = 0;
+
+    // Parsed request
+    QByteArray m_upstreamBody;
+    QString m_model;
+    QString m_sessionKey;
+    QString m_previousResponseId;
+    QByteArray m_turnState;
+    bool m_clientWantsStream = true;
+    std::unique_ptr<TurnSink> m_sink;
+    SelectionRequest m_selection;
+    QString m_routeReason;
+    QList<QPair<QString, QString>> m_skipped;
+
+    // Current attempt
+    QPointer<UpstreamCall> m_call;
+    QString m_accountId;  // the account holding our slot (and the one booked)
+    bool m_holdingSlot = false;
+    qint64 m_attemptStartMs = 0;
+    HttpHeaders m_upstreamHeaders;
+    QByteArray m_upstreamRequestId;
+    bool m_forwardedEvent = false; // an upstream event reached the client: no more failover
+    bool m_sawTerminal = false;
+    QList<TurnAttempt> m_attempts;
+    QSet<QString> m_blockedBy;
+
+    QTimer m_deadlineTimer;
+    QTimer m_keepaliveTimer;
+    QString m_killStage;
+    QString m_errorCode;
+    bool m_settled = false;
+};
+
+} // namespace sy
