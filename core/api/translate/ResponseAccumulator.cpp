@@ -1,0 +1,64 @@
+#include "api/translate/ResponseAccumulator.h"
+
+#include <QJsonArray>
+
+using namespace Qt::StringLiterals;
+
+namespace sy {
+
+void ResponseAccumulator::onEvent(const QByteArray &type, const QJsonObject &data)
+{
+    if (m_terminal)
+        return;
+    const QString t = type.isEmpty() ? data.value("type"_L1).toString() : QString::fromLatin1(type);
+
+    if (t == "response.output_item.done"_L1) {
+        const QJsonValue index = data.value("output_index"_L1);
+        // Without an index the item goes after everything seen so far, i.e. in arrival order.
+        const int at = index.isDouble() ? index.toInt() : (m_doneItems.isEmpty() ? 0 : m_doneItems.lastKey() + 1);
+        m_doneItems.insert(at, data.value("item"_L1).toObject());
+    } else if (t == "response.created"_L1 || t == "response.in_progress"_L1) {
+        if (data.value("response"_L1).isObject())
+            m_response = data.value("response"_L1).toObject();
+    } else if (t == "response.completed"_L1 || t == "response.incomplete"_L1 || t == "response.failed"_L1) {
+        m_terminal = true;
+        m_response = data.value("response"_L1).toObject();
+        if (!m_response.value("status"_L1).isString())
+            m_response.insert(u"status"_s, t.mid(int(qstrlen("response."))));
+        if (t == "response.failed"_L1)
+            m_error = m_response.value("error"_L1).toObject();
+    } else if (t == "error"_L1) {
+        m_terminal = true;
+        if (data.value("error"_L1).isObject()) {
+            m_error = data.value("error"_L1).toObject();
+        } else {
+            // Flat form {type:"error", code, message, param, sequence_number}: keep the error's own fields.
+            m_error = data;
+            m_error.remove(u"type"_s);
+            m_error.remove(u"sequence_number"_s);
+        }
+        m_response.insert(u"status"_s, u"failed"_s);
+        m_response.insert(u"error"_s, m_error);
+    }
+}
+
+QString ResponseAccumulator::status() const
+{
+    return m_terminal ? m_response.value("status"_L1).toString() : QString();
+}
+
+QJsonObject ResponseAccumulator::response() const
+{
+    const QJsonValue output = m_response.value("output"_L1);
+    if (output.isArray() && !output.toArray().isEmpty())
+        return m_response;
+    QJsonArray rebuilt;
+    for (const QJsonObject &item : m_doneItems)
+        rebuilt.append(item);
+    QJsonObject r = m_response;
+    // The openai SDK throws on a response object without `output`, so it is always present.
+    r.insert(u"output"_s, rebuilt);
+    return r;
+}
+
+} // namespace sy
