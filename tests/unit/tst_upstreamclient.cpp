@@ -1,0 +1,659 @@
+#include "upstream/UpstreamClient.h"
+
+#include <QLoggingCategory>
+#include <QPointer>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTest>
+#include <memory>
+
+using sy::SseEvent;
+using sy::UpstreamCall;
+using sy::UpstreamClient;
+using sy::UpstreamRequest;
+using Outcome = sy::UpstreamCall::Outcome;
+
+namespace {
+
+// A tiny HTTP/1.1 server whose responses the test writes byte by byte.
+class RawHttpServer : public QObject
+{
+    Q_OBJECT
+
+public:
+    struct Request
+    {
+        QTcpSocket *socket = nullptr;
+        QByteArray method;
+        QByteArray path;
+        QList<QPair<QByteArray, QByteArray>> headers;
+        QByteArray body;
+
+        QByteArray header(const QByteArray &name) const
+        {
+            for (const auto &[key, value] : headers) {
+                if (key.compare(name, Qt::CaseInsensitive) == 0)
+                    return value;
+            }
+            return {};
+        }
+        bool hasHeader(const QByteArray &name) const
+        {
+            return std::any_of(headers.begin(), headers.end(),
+                               [&](const auto &h) { return h.first.compare(name, Qt::CaseInsensitive) == 0; });
+        }
+    };
+
+    RawHttpServer()
+    {
+        m_server.setMaxPendingConnections(100);
+        connect(&m_server, &QTcpServer::newConnection, this, &RawHttpServer::accept);
+        QVERIFY(m_server.listen(QHostAddress::LocalHost));
+    }
+
+    QUrl url(const QString &path) const
+    {
+        QUrl u;
+        u.setScheme(QStringLiteral("http"));
+        u.setHost(QStringLiteral("127.0.0.1"));
+        u.setPort(m_server.serverPort());
+        u.setPath(path);
+        return u;
+    }
+
+    int openConnections() const { return m_open; }
+    int acceptedConnections() const { return m_accepted; }
+    QList<Request> requests;
+
+    static void writeHead(QTcpSocket *socket, const QByteArray &statusLine, const QByteArray &headers)
+    {
+        socket->write("HTTP/1.1 " + statusLine + "\r\n" + headers + "\r\n");
+    }
+    static void writeChunk(QTcpSocket *socket, const QByteArray &data)
+    {
+        socket->write(QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n");
+    }
+    static void endChunks(QTcpSocket *socket) { socket->write("0\r\n\r\n"); }
+    static void respond(QTcpSocket *socket, const QByteArray &statusLine, const QByteArray &headers,
+                        const QByteArray &body)
+    {
+        writeHead(socket, statusLine, headers + "Content-Length: " + QByteArray::number(body.size()) + "\r\n");
+        socket->write(body);
+    }
+
+private:
+    void accept()
+    {
+        while (QTcpSocket *socket = m_server.nextPendingConnection()) {
+            ++m_open;
+            ++m_accepted;
+            connect(socket, &QTcpSocket::readyRead, this, [this, socket] { parse(socket); });
+            connect(socket, &QTcpSocket::disconnected, this, [this, socket] {
+                --m_open;
+                socket->deleteLater();
+            });
+        }
+    }
+
+    void parse(QTcpSocket *socket)
+    {
+        QByteArray &buffer = m_buffers[socket];
+        buffer += socket->readAll();
+        for (;;) {
+            const qsizetype headEnd = buffer.indexOf("\r\n\r\n");
+            if (headEnd < 0)
+                return;
+            Request request;
+            request.socket = socket;
+            const QList<QByteArray> lines = buffer.first(headEnd).split('\n');
+            const QList<QByteArray> requestLine = lines.value(0).trimmed().split(' ');
+            request.method = requestLine.value(0);
+            request.path = requestLine.value(1);
+            qsizetype contentLength = 0;
+            for (qsizetype i = 1; i < lines.size(); ++i) {
+                const qsizetype colon = lines[i].indexOf(':');
+                const QByteArray name = lines[i].first(colon).trimmed();
+                const QByteArray value = lines[i].sliced(colon + 1).trimmed();
+                request.headers.append({name, value});
+                if (name.compare("content-length", Qt::CaseInsensitive) == 0)
+                    contentLength = value.toLongLong();
+            }
+            if (buffer.size() < headEnd + 4 + contentLength)
+                return;
+            request.body = buffer.mid(headEnd + 4, contentLength);
+            buffer.remove(0, headEnd + 4 + contentLength);
+            requests.append(request);
+        }
+    }
+
+    QTcpServer m_server;
+    QHash<QTcpSocket *, QByteArray> m_buffers;
+    int m_open = 0;
+    int m_accepted = 0;
+};
+
+const QByteArray sseHead = "Content-Type: text/event-stream; charset=utf-8\r\nTransfer-Encoding: chunked\r\n"
+                           "x-codex-primary-used-percent: 12\r\n";
+
+UpstreamRequest turnRequest(const QUrl &url)
+{
+    UpstreamRequest request;
+    request.method = "POST";
+    request.url = url;
+    request.headers = {{"Authorization", "Bearer secret-token-xyz"},
+                       {"chatgpt-account-id", "acct-1"},
+                       {"Content-Type", "application/json"},
+                       {"Accept", "text/event-stream"},
+                       {"accept-encoding", "zstd"},
+                       {"Host", "evil.example"},
+                       {"Connection", "close"}};
+    request.body = R"({"model":"gpt-5","stream":true,"store":false})";
+    return request;
+}
+
+// Records everything one call emits.
+struct Recorder
+{
+    explicit Recorder(UpstreamCall *c) : call(c)
+    {
+        QObject::connect(c, &UpstreamCall::headersReceived, [this](int s, const sy::HttpHeaders &h) {
+            status = s;
+            headers = h;
+        });
+        QObject::connect(c, &UpstreamCall::sseEvent, [this](const SseEvent &e) { events.append(e); });
+        QObject::connect(c, &UpstreamCall::keepaliveComment, [this] { ++keepalives; });
+        QObject::connect(c, &UpstreamCall::bodyReceived, [this](const QByteArray &b) {
+            body = b;
+            ++bodies;
+        });
+        QObject::connect(c, &UpstreamCall::connecting, [this] { ++connecting; });
+        QObject::connect(c, &UpstreamCall::requestSent, [this] { ++sent; });
+        QObject::connect(c, &UpstreamCall::finished, [this](Outcome o, const QString &d) {
+            outcomes.append(o);
+            detail = d;
+            eventsAtFinish = int(events.size());
+        });
+    }
+    QByteArray header(const QByteArray &name) const
+    {
+        for (const auto &[key, value] : headers) {
+            if (key.compare(name, Qt::CaseInsensitive) == 0)
+                return value;
+        }
+        return {};
+    }
+
+    QPointer<UpstreamCall> call;
+    int status = -1;
+    sy::HttpHeaders headers;
+    QList<SseEvent> events;
+    int keepalives = 0;
+    QByteArray body;
+    int bodies = 0;
+    int connecting = 0;
+    int sent = 0;
+    QList<Outcome> outcomes;
+    QString detail;
+    int eventsAtFinish = -1;
+};
+
+} // namespace
+
+class TestUpstreamClient : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void sseEventsArriveIncrementally();
+    void statusHeadersAndBufferedBody_data();
+    void statusHeadersAndBufferedBody();
+    void getWithoutBody();
+    void cookiesAreNeverStoredOrSent();
+    void droppedConnection_data();
+    void droppedConnection();
+    void connectionRefusedIsConnectionFailed();
+    void closedBeforeResponseIsConnectionFailed();
+    void abortEmitsExactlyOneFinishedAndStops();
+    void abortFromInsideEventHandler();
+    void abortAfterFinishedIsNoOp();
+    void twentyConcurrentCallsRunAtOnce();
+    void singleManagerQueuesBeyondSix();
+    void pauseStopsDrainingTheSocket();
+    void idleExtraManagersAreDropped();
+    void authorizationIsNeverLogged();
+};
+
+void TestUpstreamClient::sseEventsArriveIncrementally()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder rec(client.start(turnRequest(server.url("/backend-api/codex/responses"))));
+    QTRY_COMPARE(server.requests.size(), 1);
+    const RawHttpServer::Request &req = server.requests[0];
+    QCOMPARE(req.method, QByteArray("POST"));
+    QCOMPARE(req.path, QByteArray("/backend-api/codex/responses"));
+    QCOMPARE(req.body, QByteArray(R"({"model":"gpt-5","stream":true,"store":false})"));
+    QCOMPARE(req.header("authorization"), QByteArray("Bearer secret-token-xyz"));
+    QCOMPARE(req.header("chatgpt-account-id"), QByteArray("acct-1"));
+    // Transport-owned headers are Qt's, not the caller's.
+    // Qt lists the encodings it can decode itself; the caller's value is not passed through.
+    QVERIFY(req.header("accept-encoding") != "zstd");
+    QVERIFY(req.header("host").startsWith("127.0.0.1:"));
+    QVERIFY(req.header("connection").compare("close", Qt::CaseInsensitive) != 0);
+    QTRY_COMPARE(rec.sent, 1);
+    QCOMPARE(rec.connecting, 1);
+
+    QTcpSocket *socket = req.socket;
+    RawHttpServer::writeHead(socket, "200 OK", sseHead);
+    RawHttpServer::writeChunk(socket, "event: response.created\ndata: {\"type\":\"response.created\"}\n\n");
+    QTRY_COMPARE(rec.events.size(), 1); // before the server has written anything else
+    QCOMPARE(rec.status, 200);
+    QCOMPARE(rec.header("x-codex-primary-used-percent"), QByteArray("12"));
+    QCOMPARE(rec.events[0].event, QByteArray("response.created"));
+    QVERIFY(rec.outcomes.isEmpty());
+    QVERIFY(rec.call->isEventStream());
+
+    RawHttpServer::writeChunk(socket, "event: response.output_text.delta\r\ndata: {\"del");
+    RawHttpServer::writeChunk(socket, "ta\":\"hi\"}\r\n\r\n: keepalive\n\n");
+    QTRY_COMPARE(rec.events.size(), 2);
+    QCOMPARE(rec.events[1].data, QByteArray(R"({"delta":"hi"})"));
+    QTRY_COMPARE(rec.keepalives, 1);
+    RawHttpServer::writeChunk(socket, "event: response.completed\ndata: {}\n\n");
+    RawHttpServer::endChunks(socket);
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QCOMPARE(rec.outcomes[0], Outcome::Completed);
+    QCOMPARE(rec.events.size(), 3);
+    QCOMPARE(rec.keepalives, 1);
+    QCOMPARE(rec.bodies, 0);
+    QTRY_VERIFY(!rec.call); // deletes itself
+    QCOMPARE(client.activeCalls(), 0);
+}
+
+void TestUpstreamClient::statusHeadersAndBufferedBody_data()
+{
+    QTest::addColumn<QByteArray>("statusLine");
+    QTest::addColumn<QByteArray>("contentType");
+    QTest::addColumn<int>("status");
+    QTest::newRow("200 json") << QByteArray("200 OK") << QByteArray("application/json") << 200;
+    // Qt turns these statuses into errors from several of its ranges; all are complete responses.
+    QTest::newRow("400") << QByteArray("400 Bad Request") << QByteArray("application/json") << 400;
+    QTest::newRow("401") << QByteArray("401 Unauthorized") << QByteArray("application/json") << 401;
+    QTest::newRow("404") << QByteArray("404 Not Found") << QByteArray("application/json") << 404;
+    QTest::newRow("429") << QByteArray("429 Too Many Requests") << QByteArray("application/json") << 429;
+    QTest::newRow("500") << QByteArray("500 Internal Server Error") << QByteArray("application/json") << 500;
+    QTest::newRow("503") << QByteArray("503 Service Unavailable") << QByteArray("application/json") << 503;
+    // An error status with an event-stream type is still read as one body.
+    QTest::newRow("502 sse") << QByteArray("502 Bad Gateway") << QByteArray("text/event-stream") << 502;
+}
+
+void TestUpstreamClient::statusHeadersAndBufferedBody()
+{
+    QFETCH(QByteArray, statusLine);
+    QFETCH(QByteArray, contentType);
+    QFETCH(int, status);
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder rec(client.start(turnRequest(server.url("/x"))));
+    QTRY_COMPARE(server.requests.size(), 1);
+    const QByteArray body = R"({"error":{"type":"usage_limit_reached","resets_in_seconds":60}})";
+    RawHttpServer::respond(server.requests[0].socket, statusLine,
+                           "Content-Type: " + contentType + "\r\nRetry-After: 60\r\n", body);
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QCOMPARE(rec.outcomes[0], Outcome::Completed);
+    QCOMPARE(rec.status, status);
+    QCOMPARE(rec.header("retry-after"), QByteArray("60"));
+    QCOMPARE(rec.bodies, 1);
+    QCOMPARE(rec.body, body);
+    QVERIFY(rec.events.isEmpty());
+}
+
+void TestUpstreamClient::getWithoutBody()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    UpstreamRequest request;
+    request.method = "GET";
+    request.url = server.url("/wham/usage");
+    Recorder rec(client.start(request));
+    QTRY_COMPARE(server.requests.size(), 1);
+    QCOMPARE(server.requests[0].method, QByteArray("GET"));
+    QVERIFY(server.requests[0].body.isEmpty());
+    RawHttpServer::respond(server.requests[0].socket, "200 OK", "Content-Type: application/json\r\n", "{}");
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QCOMPARE(rec.body, QByteArray("{}"));
+}
+
+void TestUpstreamClient::cookiesAreNeverStoredOrSent()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder first(client.start(turnRequest(server.url("/a"))));
+    QTRY_COMPARE(server.requests.size(), 1);
+    RawHttpServer::respond(server.requests[0].socket, "200 OK",
+                           "Content-Type: application/json\r\nSet-Cookie: __cf_bm=account-one; Path=/\r\n", "{}");
+    QTRY_COMPARE(first.outcomes.size(), 1);
+    Recorder second(client.start(turnRequest(server.url("/b"))));
+    QTRY_COMPARE(server.requests.size(), 2);
+    QVERIFY(!server.requests[1].hasHeader("cookie"));
+}
+
+void TestUpstreamClient::droppedConnection_data()
+{
+    QTest::addColumn<QByteArray>("head");
+    QTest::addColumn<QByteArray>("firstPart");
+    QTest::addColumn<QByteArray>("rest");
+    QTest::addColumn<int>("outcome");
+    const QByteArray closeDelimited = "Content-Type: text/event-stream\r\nConnection: close\r\n";
+    QTest::newRow("chunked, cut mid-stream") << sseHead << QByteArray("event: response.created\ndata: {}\n\n")
+                                             << QByteArray("event: x\ndata") << int(Outcome::ConnectionLost);
+    QTest::newRow("close-delimited, cut inside an event")
+        << closeDelimited << QByteArray("event: response.created\ndata: {}\n\n")
+        << QByteArray("event: response.output_text.delta\ndata: {\"delta\"") << int(Outcome::ConnectionLost);
+    QTest::newRow("close-delimited, ends between events")
+        << closeDelimited << QByteArray("event: response.created\ndata: {}\n\n")
+        << QByteArray("event: response.completed\ndata: {}\n\n") << int(Outcome::Completed);
+    QTest::newRow("content-length, cut short")
+        << QByteArray("Content-Type: text/event-stream\r\nContent-Length: 5000\r\n")
+        << QByteArray("event: response.created\ndata: {}\n\n") << QByteArray("event: x\n")
+        << int(Outcome::ConnectionLost);
+}
+
+void TestUpstreamClient::droppedConnection()
+{
+    QFETCH(QByteArray, head);
+    QFETCH(QByteArray, firstPart);
+    QFETCH(QByteArray, rest);
+    QFETCH(int, outcome);
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder rec(client.start(turnRequest(server.url("/r"))));
+    QTRY_COMPARE(server.requests.size(), 1);
+    QTcpSocket *socket = server.requests[0].socket;
+    RawHttpServer::writeHead(socket, "200 OK", head);
+    if (head.contains("chunked")) {
+        // One whole chunk, then one that announces more bytes than ever arrive.
+        RawHttpServer::writeChunk(socket, firstPart);
+        socket->write("40\r\n" + rest);
+    } else {
+        socket->write(firstPart);
+    }
+    QTRY_COMPARE(rec.events.size(), 1);
+    if (!head.contains("chunked"))
+        socket->write(rest);
+    socket->flush();
+    socket->disconnectFromHost();
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QCOMPARE(int(rec.outcomes[0]), outcome);
+    QCOMPARE(rec.eventsAtFinish, outcome == int(Outcome::Completed) ? 2 : 1);
+    QVERIFY(!rec.detail.isEmpty() || outcome == int(Outcome::Completed));
+}
+
+void TestUpstreamClient::connectionRefusedIsConnectionFailed()
+{
+    QTcpServer probe;
+    QVERIFY(probe.listen(QHostAddress::LocalHost));
+    const quint16 port = probe.serverPort();
+    probe.close();
+    UpstreamClient client;
+    UpstreamRequest request = turnRequest(QUrl(QStringLiteral("http://127.0.0.1:%1/x").arg(port)));
+    Recorder rec(client.start(request));
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QCOMPARE(rec.outcomes[0], Outcome::ConnectionFailed);
+    QCOMPARE(rec.status, -1);
+    QCOMPARE(rec.sent, 0);
+    QVERIFY(!rec.detail.isEmpty());
+    QCOMPARE(client.activeCalls(), 0);
+}
+
+void TestUpstreamClient::closedBeforeResponseIsConnectionFailed()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder rec(client.start(turnRequest(server.url("/x"))));
+    // Qt may retry on a fresh connection; every connection is closed unanswered.
+    int closed = 0;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            for (; closed < server.requests.size(); ++closed)
+                server.requests[closed].socket->disconnectFromHost();
+            return !rec.outcomes.isEmpty();
+        }(),
+        10000);
+    QCOMPARE(rec.outcomes[0], Outcome::ConnectionFailed);
+    QCOMPARE(rec.status, -1);
+}
+
+void TestUpstreamClient::abortEmitsExactlyOneFinishedAndStops()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder rec(client.start(turnRequest(server.url("/r"))));
+    QTRY_COMPARE(server.requests.size(), 1);
+    QTcpSocket *socket = server.requests[0].socket;
+    QSignalSpy serverSawClose(socket, &QTcpSocket::disconnected);
+    RawHttpServer::writeHead(socket, "200 OK", sseHead);
+    RawHttpServer::writeChunk(socket, "data: 1\n\n");
+    QTRY_COMPARE(rec.events.size(), 1);
+
+    rec.call->abort(QStringLiteral("stream_idle"));
+    QCOMPARE(rec.outcomes.size(), 1); // synchronously
+    QCOMPARE(rec.outcomes[0], Outcome::Aborted);
+    QCOMPARE(rec.detail, QString("stream_idle"));
+    QCOMPARE(client.activeCalls(), 0);
+    rec.call->abort(); // a second abort is a no-op
+
+    RawHttpServer::writeChunk(socket, "data: 2\n\n");
+    QVERIFY(serverSawClose.wait(5000)); // the connection is really closed
+    QTest::qWait(50);
+    QCOMPARE(rec.events.size(), 1);
+    QCOMPARE(rec.outcomes.size(), 1);
+    QTRY_VERIFY(!rec.call);
+}
+
+void TestUpstreamClient::abortFromInsideEventHandler()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    UpstreamCall *call = client.start(turnRequest(server.url("/r")));
+    Recorder rec(call);
+    QObject::connect(call, &UpstreamCall::sseEvent, call, [call] { call->abort(); });
+    QTRY_COMPARE(server.requests.size(), 1);
+    QTcpSocket *socket = server.requests[0].socket;
+    RawHttpServer::writeHead(socket, "200 OK", sseHead);
+    RawHttpServer::writeChunk(socket, "data: 1\n\ndata: 2\n\n: keepalive\n\ndata: 3\n\n");
+    RawHttpServer::endChunks(socket);
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QTest::qWait(50);
+    QCOMPARE(rec.outcomes, QList<Outcome>{Outcome::Aborted});
+    QCOMPARE(rec.events.size(), 1);
+    QCOMPARE(rec.keepalives, 0);
+}
+
+void TestUpstreamClient::abortAfterFinishedIsNoOp()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    UpstreamCall *call = client.start(turnRequest(server.url("/r")));
+    Recorder rec(call);
+    QObject::connect(call, &UpstreamCall::finished, call, [call] { call->abort(); });
+    QTRY_COMPARE(server.requests.size(), 1);
+    RawHttpServer::respond(server.requests[0].socket, "200 OK", "Content-Type: application/json\r\n", "{}");
+    QTRY_VERIFY(!rec.call);
+    QCOMPARE(rec.outcomes, QList<Outcome>{Outcome::Completed});
+}
+
+void TestUpstreamClient::twentyConcurrentCallsRunAtOnce()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    std::vector<std::unique_ptr<Recorder>> recs;
+    for (int i = 0; i < 20; ++i)
+        recs.push_back(std::make_unique<Recorder>(client.start(turnRequest(server.url("/r")))));
+    QCOMPARE(client.activeCalls(), 20);
+    QCOMPARE(client.managerCount(), 4);
+    // Nothing is answered until all 20 requests are in: a queued 7th would never arrive.
+    QTRY_COMPARE_WITH_TIMEOUT(server.requests.size(), 20, 10000);
+    QCOMPARE(server.openConnections(), 20);
+    QSet<QTcpSocket *> sockets;
+    for (const auto &req : std::as_const(server.requests))
+        sockets.insert(req.socket);
+    QCOMPARE(sockets.size(), 20);
+    for (const auto &req : std::as_const(server.requests)) {
+        RawHttpServer::writeHead(req.socket, "200 OK", sseHead);
+        RawHttpServer::writeChunk(req.socket, "event: response.completed\ndata: {}\n\n");
+        RawHttpServer::endChunks(req.socket);
+    }
+    for (const auto &rec : recs) {
+        QTRY_COMPARE(rec->outcomes.size(), 1);
+        QCOMPARE(rec->outcomes[0], Outcome::Completed);
+        QCOMPARE(rec->events.size(), 1);
+    }
+    QCOMPARE(client.activeCalls(), 0);
+}
+
+void TestUpstreamClient::singleManagerQueuesBeyondSix()
+{
+    // The control for the test above: one manager really does hold back everything past six.
+    RawHttpServer server;
+    UpstreamClient client;
+    client.setMaxCallsPerManager(1000);
+    std::vector<std::unique_ptr<Recorder>> recs;
+    for (int i = 0; i < 8; ++i)
+        recs.push_back(std::make_unique<Recorder>(client.start(turnRequest(server.url("/r")))));
+    QCOMPARE(client.managerCount(), 1);
+    QTRY_COMPARE(server.requests.size(), UpstreamClient::qtConnectionsPerHost);
+    QTest::qWait(500);
+    QCOMPARE(server.requests.size(), UpstreamClient::qtConnectionsPerHost);
+    QCOMPARE(server.acceptedConnections(), UpstreamClient::qtConnectionsPerHost);
+    for (const auto &req : std::as_const(server.requests))
+        RawHttpServer::respond(req.socket, "200 OK", "Content-Type: application/json\r\n", "{}");
+    QTRY_COMPARE(server.requests.size(), 8);
+    for (qsizetype i = 6; i < 8; ++i)
+        RawHttpServer::respond(server.requests[i].socket, "200 OK", "Content-Type: application/json\r\n", "{}");
+    for (const auto &rec : recs)
+        QTRY_COMPARE(rec->outcomes.size(), 1);
+}
+
+void TestUpstreamClient::pauseStopsDrainingTheSocket()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    UpstreamCall *call = client.start(turnRequest(server.url("/r")));
+    Recorder rec(call);
+    // A slow downstream: the consumer pauses after the first event.
+    QObject::connect(call, &UpstreamCall::sseEvent, call, [call] {
+        if (!call->isPaused())
+            call->pause();
+    });
+    QTRY_COMPARE(server.requests.size(), 1);
+    QTcpSocket *socket = server.requests[0].socket;
+
+    // More than the kernel's loopback buffers can hold (tcp_rmem max 32 MiB + tcp_wmem max 4 MiB here).
+    constexpr int eventCount = 16 * 1024;
+    const QByteArray payload(4000, 'x');
+    QByteArray stream;
+    for (int i = 0; i < eventCount; ++i)
+        stream += "event: response.output_text.delta\ndata: " + QByteArray::number(i) + payload + "\n\n";
+    const qint64 total = stream.size();
+    RawHttpServer::writeHead(socket, "200 OK", "Content-Type: text/event-stream\r\nConnection: close\r\n");
+    socket->write(stream);
+
+    QTRY_COMPARE(rec.events.size(), 1);
+    // Let the transfer settle: while paused, the reader stops and the socket is not drained.
+    qint64 pending = socket->bytesToWrite();
+    for (int settled = 0; settled < 5;) {
+        QTest::qWait(100);
+        const qint64 now = socket->bytesToWrite();
+        settled = now == pending ? settled + 1 : 0;
+        pending = now;
+    }
+    QCOMPARE(rec.events.size(), 1);
+    QVERIFY2(pending > total / 4,
+             qPrintable(QStringLiteral("only %1 of %2 bytes left unread").arg(pending).arg(total)));
+
+    call->resume();
+    QCOMPARE(rec.events.size(), 1); // resume() never delivers synchronously
+    QTRY_COMPARE_WITH_TIMEOUT(rec.events.size(), 2, 5000);
+    // Keep the consumer going from now on.
+    QObject::connect(call, &UpstreamCall::sseEvent, call, [call] { call->resume(); });
+    call->resume();
+    QTRY_VERIFY_WITH_TIMEOUT(socket->bytesToWrite() == 0, 30000);
+    socket->disconnectFromHost();
+    QTRY_COMPARE_WITH_TIMEOUT(rec.outcomes.size(), 1, 30000);
+    QCOMPARE(rec.outcomes[0], Outcome::Completed);
+    QCOMPARE(rec.events.size(), eventCount);
+    QCOMPARE(rec.events.last().data, QByteArray::number(eventCount - 1) + payload);
+}
+
+void TestUpstreamClient::idleExtraManagersAreDropped()
+{
+    RawHttpServer server;
+    UpstreamClient client;
+    client.setIdleManagerTimeoutMs(100);
+    std::vector<std::unique_ptr<Recorder>> recs;
+    for (int i = 0; i < 10; ++i)
+        recs.push_back(std::make_unique<Recorder>(client.start(turnRequest(server.url("/r")))));
+    QCOMPARE(client.managerCount(), 2);
+    QTRY_COMPARE(server.requests.size(), 10);
+    QTest::qWait(250);
+    QCOMPARE(client.managerCount(), 2); // busy managers stay
+    for (const auto &req : std::as_const(server.requests))
+        RawHttpServer::respond(req.socket, "200 OK", "Content-Type: application/json\r\n", "{}");
+    for (const auto &rec : recs)
+        QTRY_COMPARE(rec->outcomes.size(), 1);
+    QTRY_COMPARE(client.managerCount(), 1);
+    // The pool still works after shrinking.
+    Recorder again(client.start(turnRequest(server.url("/r"))));
+    QTRY_COMPARE(server.requests.size(), 11);
+    RawHttpServer::respond(server.requests[10].socket, "200 OK", "Content-Type: application/json\r\n", "{}");
+    QTRY_COMPARE(again.outcomes.size(), 1);
+    QCOMPARE(again.outcomes[0], Outcome::Completed);
+}
+
+namespace {
+QStringList *g_messages = nullptr;
+void captureMessage(QtMsgType, const QMessageLogContext &, const QString &message)
+{
+    if (g_messages)
+        g_messages->append(message);
+}
+} // namespace
+
+void TestUpstreamClient::authorizationIsNeverLogged()
+{
+    QStringList messages;
+    g_messages = &messages;
+    QLoggingCategory::setFilterRules(QStringLiteral("sy.upstream.debug=true\nqt.network.*=true"));
+    const QtMessageHandler previous = qInstallMessageHandler(captureMessage);
+
+    QStringList details;
+    {
+        RawHttpServer server;
+        UpstreamClient client;
+        Recorder ok(client.start(turnRequest(server.url("/r"))));
+        QTRY_COMPARE(server.requests.size(), 1);
+        RawHttpServer::respond(server.requests[0].socket, "401 Unauthorized", "Content-Type: application/json\r\n",
+                               R"({"error":"invalid token"})");
+        QTRY_COMPARE(ok.outcomes.size(), 1);
+        details << ok.detail;
+
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost));
+        const quint16 port = probe.serverPort();
+        probe.close();
+        Recorder refused(client.start(turnRequest(QUrl(QStringLiteral("http://127.0.0.1:%1/x").arg(port)))));
+        QTRY_COMPARE(refused.outcomes.size(), 1);
+        details << refused.detail;
+    }
+
+    qInstallMessageHandler(previous);
+    QLoggingCategory::setFilterRules(QString());
+    g_messages = nullptr;
+    QVERIFY(!messages.isEmpty()); // logging did happen, so its absence below means something
+    for (const QString &text : std::as_const(messages) + details)
+        QVERIFY2(!text.contains("secret-token-xyz"), qPrintable(text));
+}
+
+QTEST_GUILESS_MAIN(TestUpstreamClient)
+#include "tst_upstreamclient.moc"
