@@ -111,7 +111,8 @@ bool Turn::prepare()
     }
     SanitizedResponsesRequest sanitized;
     ResponsesSanitizeOptions options;
-    options.ensureInstructions = true;
+    // Codex sends its instructions as developer messages: keep its bodies byte-identical.
+    options.ensureInstructions = m_route.route != Route::CodexResponses;
     if (!sanitizeResponsesRequest(body, &sanitized, &error, options)) {
         rejectBeforeDispatch(400, "invalid_request_error", "invalid_request", error);
         return false;
@@ -648,32 +649,34 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     releaseSlot();
     m_budget.finish();
 
-    TurnLogEntry e;
+    auto opt = [](const QString &v) { return v.isEmpty() ? std::nullopt : std::optional<QString>(v); };
+    RequestLogRecord e;
     e.requestId = m_requestId;
     e.startedAtMs = m_startedAtMs;
     e.route = QString::fromLatin1(m_route.name);
-    e.model = m_model;
-    e.sessionKey = m_sessionKey;
-    e.accountId = m_accountId;
+    e.model = opt(m_model);
+    e.sessionKey = opt(m_sessionKey);
+    e.accountId = opt(m_accountId);
     e.status = status;
-    e.killStage = m_killStage;
-    e.errorCode = status == QLatin1String("completed") ? QString() : m_errorCode;
-    e.upstreamRequestId = QString::fromLatin1(m_upstreamRequestId);
-    e.attempts = m_attempts;
+    e.killStage = opt(m_killStage);
+    e.errorCode = status == QLatin1String("completed") ? std::nullopt : opt(m_errorCode);
+    e.upstreamRequestId = opt(QString::fromLatin1(m_upstreamRequestId));
+    for (const TurnAttempt &a : m_attempts)
+        e.attempts.append({a.accountId, std::nullopt, a.outcome, a.elapsedMs});
     if (status != QLatin1String("completed")) {
         e.blockedBy = m_blockedBy.values();
         std::sort(e.blockedBy.begin(), e.blockedBy.end());
     }
-    e.latencies = m_budget.latencies();
-    e.usage = m_sink ? m_sink->usage() : TokenUsage{};
+    e.latency = toLogLatency(m_budget.latencies());
+    e.tokens = toLogTokens(m_sink ? m_sink->usage() : TokenUsage{});
     if (const AccountPool::Account *a = m_accountId.isEmpty() ? nullptr : m_s.pool->account(m_accountId)) {
-        e.accountAlias = a->record.alias.value_or(QString());
+        e.accountAlias = a->record.alias;
         e.chatgptAccountId = a->record.chatgptAccountId;
     }
     if (status != QLatin1String("completed") && status != QLatin1String("cancelled"))
-        qCInfo(lcTurn).noquote() << m_requestId << e.route << status << e.errorCode << e.killStage;
+        qCInfo(lcTurn).noquote() << m_requestId << e.route << status << m_errorCode << m_killStage;
     QPointer<Turn> self(this);
-    writeTurnLog(m_s.store, e, this, [self, deliver](bool) {
+    writeRequestLog(m_s.store, e, this, [self, deliver](bool) {
         // Delivered even when the row could not be written: the turn is over either way, and the store's
         // writability already refuses new turns.
         if (!self)

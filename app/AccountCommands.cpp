@@ -1,0 +1,202 @@
+#include "CliSupport.h"
+#include "Commands.h"
+
+#include "accounts/AuthJson.h"
+#include "accounts/KeychainSecretStore.h"
+#include "store/AccountRepository.h"
+#include "store/SettingsRepository.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
+
+namespace sy::app {
+
+namespace {
+
+QJsonValue opt(const std::optional<QString> &v)
+{
+    return v ? QJsonValue(*v) : QJsonValue();
+}
+
+QJsonValue optTime(const std::optional<qint64> &v)
+{
+    return v ? QJsonValue(timeText(v)) : QJsonValue();
+}
+
+int importFiles(Database &db, const CommandLine &cl)
+{
+    const QStringList files = cl.words.mid(2);
+    if (files.isEmpty())
+        return fail(QStringLiteral("accounts import needs at least one auth.json file"));
+    if (!cl.alias.isEmpty() && files.size() != 1)
+        return fail(QStringLiteral("--alias names one account: give exactly one file with it"));
+    QString why;
+    if (!cl.alias.isEmpty() && !AccountRepository::isValidAlias(cl.alias, &why))
+        return fail(QStringLiteral("--alias: ") + why);
+
+    // Parse every file first: a malformed file changes nothing.
+    QList<AuthJsonImport> parsed;
+    for (const QString &file : files) {
+        QFile f(file);
+        if (!f.open(QIODevice::ReadOnly))
+            return fail(QStringLiteral("%1: cannot read: %2").arg(file, f.errorString()));
+        QString error;
+        AuthJsonImport imp = parseAuthJson(f.readAll(), &error);
+        if (!error.isEmpty())
+            return fail(QStringLiteral("%1: %2 (nothing was imported)").arg(file, error));
+        parsed.append(imp);
+    }
+
+    KeychainSecretStore keychain;
+    AccountRepository repo(db);
+    for (int i = 0; i < parsed.size(); ++i) {
+        const AuthJsonImport &imp = parsed.at(i);
+        const QString id = AccountRepository::makeAccountId(imp.chatgptAccountId, imp.userId);
+        // Tokens go to the keychain first: an account row never exists without its secret.
+        const SecretOutcome stored = keychain.writeTokensBlocking(id, imp.tokens);
+        if (!stored.ok)
+            return fail(QStringLiteral("%1: tokens not stored: %2").arg(files.at(i), stored.errorText));
+        AccountRepository::Identity identity;
+        identity.chatgptAccountId = imp.chatgptAccountId;
+        identity.userId = imp.userId;
+        identity.email = imp.email;
+        identity.plan = imp.plan;
+        identity.tokenExpiresAtMs = imp.accessTokenExpiresAtMs;
+        identity.lastRefreshMs = imp.lastRefreshMs;
+        if (!cl.alias.isEmpty())
+            identity.alias = cl.alias;
+        QString error;
+        const auto result = repo.upsert(identity, &error);
+        if (!result) {
+            if (!repo.find(id))
+                keychain.removeTokensBlocking(id); // do not leave an orphaned secret behind
+            return fail(QStringLiteral("%1: %2").arg(files.at(i), error));
+        }
+        out(QStringLiteral("%1 %2 (%3, %4)")
+                .arg(result->created ? QStringLiteral("imported") : QStringLiteral("updated"), result->id,
+                     imp.email.isEmpty() ? QStringLiteral("no email") : imp.email,
+                     imp.plan.isEmpty() ? QStringLiteral("plan unknown") : imp.plan));
+    }
+    return ExitOk;
+}
+
+int listAccounts(Database &db, const CommandLine &cl)
+{
+    AccountRepository repo(db);
+    QString error;
+    const QList<AccountRecord> accounts = repo.list(&error);
+    if (!error.isEmpty())
+        return fail(error);
+    QHash<QString, UsageRecord> usage;
+    for (const UsageRecord &u : repo.loadAllUsage())
+        usage.insert(u.accountId, u);
+    const auto pin = SettingsRepository(db).pin();
+    if (cl.json) {
+        QJsonArray arr;
+        for (const AccountRecord &a : accounts) {
+            const UsageRecord u = usage.value(a.id);
+            auto window = [](const UsageRecordWindow &w) {
+                return QJsonObject{{QStringLiteral("used_percent"), w.usedPercent ? QJsonValue(*w.usedPercent) : QJsonValue()},
+                                   {QStringLiteral("window_minutes"), w.windowMinutes ? QJsonValue(*w.windowMinutes) : QJsonValue()},
+                                   {QStringLiteral("resets_at"), optTime(w.resetAtMs)}};
+            };
+            arr.append(QJsonObject{
+                {QStringLiteral("account_id"), a.id},
+                {QStringLiteral("account_alias"), opt(a.alias)},
+                {QStringLiteral("email"), a.email.isEmpty() ? QJsonValue() : QJsonValue(a.email)},
+                {QStringLiteral("chatgpt_account_id"), a.chatgptAccountId},
+                {QStringLiteral("plan"), a.plan.isEmpty() ? QJsonValue() : QJsonValue(a.plan)},
+                {QStringLiteral("status"), a.status},
+                {QStringLiteral("status_reason"), a.statusReason.isEmpty() ? QJsonValue() : QJsonValue(a.statusReason)},
+                {QStringLiteral("pinned"), pin && pin->accountId == a.id},
+                {QStringLiteral("slots"), a.slotCount},
+                {QStringLiteral("cooldown_until"), optTime(a.cooldownUntilMs)},
+                {QStringLiteral("token_expires_at"), optTime(a.tokenExpiresAtMs)},
+                {QStringLiteral("last_selected_at"), optTime(a.lastSelectedMs)},
+                {QStringLiteral("primary_window"), window(u.primary)},
+                {QStringLiteral("secondary_window"), window(u.secondary)},
+            });
+        }
+        printJson(QJsonDocument(arr));
+        return ExitOk;
+    }
+    if (accounts.isEmpty()) {
+        out(QStringLiteral("no accounts: add one with 'switchyard accounts import ~/.codex/auth.json'"));
+        return ExitOk;
+    }
+    out(padded(QStringLiteral("ACCOUNT"), 18) + padded(QStringLiteral("ALIAS"), 12) + padded(QStringLiteral("EMAIL"), 26) +
+        padded(QStringLiteral("PLAN"), 8) + padded(QStringLiteral("STATUS"), 15) + padded(QStringLiteral("5H"), 5) +
+        padded(QStringLiteral("WEEK"), 5) + QStringLiteral("TOKEN EXPIRES"));
+    for (const AccountRecord &a : accounts) {
+        const UsageRecord u = usage.value(a.id);
+        QString status = a.status;
+        if (pin && pin->accountId == a.id)
+            status += pin->strict ? QStringLiteral(" (pin!)") : QStringLiteral(" (pin)");
+        out(padded(a.id, 18) + padded(optionalText(a.alias), 12) + padded(a.email.isEmpty() ? QStringLiteral("-") : a.email, 26) +
+            padded(a.plan.isEmpty() ? QStringLiteral("?") : a.plan, 8) + padded(status, 15) +
+            padded(percentText(u.primary.usedPercent), 5) + padded(percentText(u.secondary.usedPercent), 5) +
+            timeText(a.tokenExpiresAtMs));
+    }
+    return ExitOk;
+}
+
+} // namespace
+
+int runAccounts(const Config &config, const CommandLine &cl)
+{
+    const QString verb = cl.words.value(1);
+    static const QStringList verbs = {QStringLiteral("import"), QStringLiteral("list"),  QStringLiteral("pause"),
+                                      QStringLiteral("resume"), QStringLiteral("remove"), QStringLiteral("pin")};
+    if (!verbs.contains(verb))
+        return fail(QStringLiteral("accounts needs one of: %1").arg(verbs.join(QStringLiteral(", "))));
+    auto db = openDatabase(config, false);
+    if (!db)
+        return ExitFailure;
+    if (verb == QLatin1String("import"))
+        return importFiles(*db, cl);
+    if (verb == QLatin1String("list"))
+        return listAccounts(*db, cl);
+
+    if (cl.words.size() != 3)
+        return fail(QStringLiteral("accounts %1 takes exactly one ACCOUNT (id, alias or email)").arg(verb));
+    const QString ref = cl.words.at(2);
+    QString error;
+    if (verb == QLatin1String("pin") && ref == QLatin1String("auto")) {
+        if (!SettingsRepository(*db).clearPin(&error))
+            return fail(error);
+        out(QStringLiteral("pin cleared: the balancer chooses"));
+        return ExitOk;
+    }
+    AccountRepository repo(*db);
+    const AccountRepository::Lookup found = repo.findByRef(ref);
+    if (!found.account)
+        return fail(found.error);
+    const AccountRecord &a = *found.account;
+    if (verb == QLatin1String("pause") || verb == QLatin1String("resume")) {
+        const QString status = verb == QLatin1String("pause") ? QStringLiteral("paused") : QStringLiteral("active");
+        if (!repo.setStatus(a.id, status, verb == QLatin1String("pause") ? QStringLiteral("paused by user") : QString(),
+                            &error))
+            return fail(error);
+        out(QStringLiteral("%1 is now %2").arg(a.displayName(), status));
+        return ExitOk;
+    }
+    if (verb == QLatin1String("pin")) {
+        if (!SettingsRepository(*db).setPin(a.id, cl.strict, &error))
+            return fail(error);
+        out(QStringLiteral("pinned %1%2").arg(a.displayName(), cl.strict ? QStringLiteral(" (strict: no fallback)")
+                                                                          : QString()));
+        return ExitOk;
+    }
+    // remove: the keychain item first, then the record (anchors and affinity go with it; history stays).
+    KeychainSecretStore keychain;
+    const SecretOutcome removed = keychain.removeTokensBlocking(a.id);
+    if (!removed.ok)
+        return fail(QStringLiteral("the keychain item of %1 was not removed: %2").arg(a.displayName(), removed.errorText));
+    if (!repo.remove(a.id, &error))
+        return fail(error);
+    out(QStringLiteral("removed %1").arg(a.displayName()));
+    return ExitOk;
+}
+
+} // namespace sy::app

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "CommandLine.h"
+#include "config/Config.h"
+
+namespace sy::app {
+
+// Exit codes shared by every command (DESIGN.md "Command line").
+enum ExitCode { ExitOk = 0, ExitFailure = 1, ExitProblem = 2, ExitConfig = 3 };
+
+int runServe(const Config &config);
+int runAccounts(const Config &config, const CommandLine &cl);
+int runRequests(const Config &config, const CommandLine &cl);
+int runUsage(const Config &config, const CommandLine &cl);
+int runStatus(const Config &config, const CommandLine &cl);
+int runClientConfig(const Config &config, const CommandLine &cl);
+int runGui(const ConfigResult &loaded, int argc, char **argv);
+
+// Prints "switchyard: <message>" on stderr and returns `code`.
+int fail(const QString &message, int code = ExitFailure);
+// Prints text on stdout.
+void out(const QString &text);
+
+} // namespace sy::app

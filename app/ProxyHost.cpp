@@ -1,0 +1,90 @@
+#include "ProxyHost.h"
+
+#include "accounts/KeychainSecretStore.h"
+#include "api/ProxyService.h"
+#include "store/StoreWorker.h"
+#include "util/Clock.h"
+
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QMetaObject>
+
+namespace sy::app {
+
+ProxyHost::ProxyHost(const Config &config, QObject *parent) : QObject(parent), m_config(config)
+{
+    m_proxyThread.setObjectName(QStringLiteral("proxy"));
+}
+
+ProxyHost::~ProxyHost()
+{
+    shutdown(0);
+}
+
+QString ProxyHost::start()
+{
+    if (!QDir().mkpath(m_config.dataDir))
+        return QStringLiteral("cannot create the data directory %1").arg(m_config.dataDir);
+    // With SQLite one process owns a data dir at a time; the CLI talks to it through the local API.
+    m_lock = std::make_unique<QLockFile>(m_config.dataDir + QStringLiteral("/switchyard.lock"));
+    m_lock->setStaleLockTime(0);
+    if (!m_lock->tryLock(100)) {
+        qint64 pid = 0;
+        QString host, app;
+        m_lock->getLockInfo(&pid, &host, &app);
+        return QStringLiteral("another Switchyard (pid %1) is already running on the data directory %2")
+            .arg(pid)
+            .arg(m_config.dataDir);
+    }
+    m_store = std::make_unique<StoreWorker>();
+    QString error;
+    if (!m_store->start(m_config.sqlitePath(), &error))
+        return QStringLiteral("cannot open the database %1: %2").arg(m_config.sqlitePath(), error);
+
+    m_secrets = new KeychainSecretStore();
+    m_secrets->moveToThread(&m_proxyThread);
+    m_proxy = new ProxyService(m_config, SystemClock::instance(), m_store.get(), m_secrets);
+    m_proxy->moveToThread(&m_proxyThread);
+    connect(&m_proxyThread, &QThread::finished, m_proxy, &QObject::deleteLater);
+    connect(&m_proxyThread, &QThread::finished, m_secrets, &QObject::deleteLater);
+    m_proxyThread.start();
+    QString listenError;
+    QMetaObject::invokeMethod(m_proxy, "start", Qt::BlockingQueuedConnection, Q_RETURN_ARG(QString, listenError));
+    m_running = true;
+    return listenError;
+}
+
+quint16 ProxyHost::port() const
+{
+    quint16 p = 0;
+    if (m_proxy)
+        QMetaObject::invokeMethod(m_proxy, [this, &p] { p = m_proxy->port(); }, Qt::BlockingQueuedConnection);
+    return p;
+}
+
+void ProxyHost::shutdown(int drainMs)
+{
+    if (!m_running)
+        return;
+    m_running = false;
+    QMetaObject::invokeMethod(m_proxy, "stop", Qt::BlockingQueuedConnection);
+    // Drain: in-flight turns finish (and are booked) before the threads stop.
+    QDeadlineTimer deadline(drainMs);
+    while (!deadline.hasExpired()) {
+        int inFlight = 0;
+        QMetaObject::invokeMethod(m_proxy, [this, &inFlight] { inFlight = m_proxy->inFlightTurns(); },
+                                  Qt::BlockingQueuedConnection);
+        if (inFlight == 0)
+            break;
+        QThread::msleep(50);
+    }
+    m_proxyThread.quit();
+    m_proxyThread.wait();
+    m_proxy = nullptr;
+    m_secrets = nullptr;
+    if (m_store)
+        m_store->stop();
+    m_lock.reset();
+}
+
+} // namespace sy::app

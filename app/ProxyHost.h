@@ -1,0 +1,46 @@
+#pragma once
+
+#include "config/Config.h"
+
+#include <QLockFile>
+#include <QObject>
+#include <QThread>
+
+#include <memory>
+
+namespace sy {
+class ProxyService;
+class StoreWorker;
+class SecretStore;
+} // namespace sy
+
+namespace sy::app {
+
+// Owns the running proxy for `serve` and the tray app: the data-dir lock, the store thread and the proxy
+// thread (never the GUI thread).
+class ProxyHost : public QObject
+{
+    Q_OBJECT
+public:
+    explicit ProxyHost(const Config &config, QObject *parent = nullptr);
+    ~ProxyHost() override;
+
+    // Returns an error text or empty.
+    QString start();
+    // Stops accepting, lets in-flight turns finish for up to `drainMs`, then stops the threads.
+    void shutdown(int drainMs);
+    quint16 port() const;
+    ProxyService *proxy() const { return m_proxy; }
+    StoreWorker *store() const { return m_store.get(); }
+
+private:
+    Config m_config;
+    std::unique_ptr<QLockFile> m_lock;
+    std::unique_ptr<StoreWorker> m_store;
+    QThread m_proxyThread;
+    ProxyService *m_proxy = nullptr;
+    SecretStore *m_secrets = nullptr;
+    bool m_running = false;
+};
+
+} // namespace sy::app

@@ -1,0 +1,219 @@
+#include "CliSupport.h"
+#include "Commands.h"
+
+#include "store/AccountRepository.h"
+#include "store/RequestLogRepository.h"
+#include "store/UsageTotals.h"
+#include "util/Ids.h"
+
+#include <QDateTime>
+#include <QEventLoop>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QTimer>
+
+namespace sy::app {
+
+namespace {
+
+QString numberText(const QJsonValue &v)
+{
+    return v.isNull() || v.isUndefined() ? QStringLiteral("-") : QString::number(v.toDouble(), 'f', 0);
+}
+
+QString localApiBase(const Config &config)
+{
+    QHostAddress a = config.listenAddress;
+    if (a == QHostAddress::Any || a == QHostAddress::AnyIPv4)
+        a = QHostAddress::LocalHost;
+    else if (a == QHostAddress::AnyIPv6)
+        a = QHostAddress::LocalHostIPv6;
+    const QString host = a.protocol() == QAbstractSocket::IPv6Protocol ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
+                                                                         : a.toString();
+    return QStringLiteral("http://%1:%2").arg(host).arg(config.listenPort);
+}
+
+} // namespace
+
+int runRequests(const Config &config, const CommandLine &cl)
+{
+    if (cl.words.size() > 1)
+        return fail(QStringLiteral("requests takes no arguments (use --limit N, --json)"));
+    auto db = openDatabase(config, false);
+    if (!db)
+        return ExitFailure;
+    QString error;
+    const QList<RequestLogRecord> rows = RequestLogRepository(*db).recent(cl.limit, &error);
+    if (!error.isEmpty())
+        return fail(error);
+    const QJsonArray json = RequestLogRepository::toJson(rows);
+    if (cl.json) {
+        printJson(QJsonDocument(json));
+        return ExitOk;
+    }
+    out(padded(QStringLiteral("STARTED"), 24) + padded(QStringLiteral("REQUEST"), 28) + padded(QStringLiteral("ROUTE"), 30) +
+        padded(QStringLiteral("ACCOUNT"), 16) + padded(QStringLiteral("STATUS"), 22) + padded(QStringLiteral("MS"), 7) +
+        QStringLiteral("TOKENS"));
+    for (const QJsonValue &v : json) {
+        const QJsonObject o = v.toObject();
+        QString status = o.value(QLatin1String("status")).toString();
+        if (!o.value(QLatin1String("kill_stage")).isNull())
+            status += QLatin1Char('/') + o.value(QLatin1String("kill_stage")).toString();
+        else if (!o.value(QLatin1String("error_code")).isNull())
+            status += QLatin1Char('/') + o.value(QLatin1String("error_code")).toString();
+        const QString account = o.value(QLatin1String("account_alias")).isString()
+                                    ? o.value(QLatin1String("account_alias")).toString()
+                                    : (o.value(QLatin1String("account_id")).isString()
+                                           ? o.value(QLatin1String("account_id")).toString()
+                                           : QStringLiteral("-"));
+        out(padded(o.value(QLatin1String("started_at")).toString(), 24) +
+            padded(o.value(QLatin1String("request_id")).toString(), 28) +
+            padded(o.value(QLatin1String("route")).toString(), 30) + padded(account, 16) + padded(status, 22) +
+            padded(numberText(o.value(QLatin1String("latency_ms")).toObject().value(QLatin1String("total"))), 7) +
+            numberText(o.value(QLatin1String("tokens")).toObject().value(QLatin1String("total"))));
+    }
+    return ExitOk;
+}
+
+int runUsage(const Config &config, const CommandLine &cl)
+{
+    if (cl.words.size() > 1)
+        return fail(QStringLiteral("usage takes no arguments"));
+    auto db = openDatabase(config, false);
+    if (!db)
+        return ExitFailure;
+    AccountRepository repo(*db);
+    QString error;
+    const QList<AccountRecord> accounts = repo.list(&error);
+    if (!error.isEmpty())
+        return fail(error);
+    QHash<QString, UsageRecord> usage;
+    for (const UsageRecord &u : repo.loadAllUsage())
+        usage.insert(u.accountId, u);
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const auto day = tokenTotalsByAccount(*db, now - 24LL * 3600 * 1000, &error);
+    const auto all = tokenTotalsByAccount(*db, 0, &error);
+    if (!error.isEmpty())
+        return fail(error);
+    auto totalsJson = [](const TokenTotals &t) {
+        return QJsonObject{{QStringLiteral("requests"), t.requests}, {QStringLiteral("input"), t.input},
+                           {QStringLiteral("cached"), t.cached},     {QStringLiteral("output"), t.output},
+                           {QStringLiteral("reasoning"), t.reasoning}, {QStringLiteral("total"), t.total}};
+    };
+    auto windowJson = [](const UsageRecordWindow &w) {
+        return QJsonObject{{QStringLiteral("used_percent"), w.usedPercent ? QJsonValue(*w.usedPercent) : QJsonValue()},
+                           {QStringLiteral("window_minutes"), w.windowMinutes ? QJsonValue(*w.windowMinutes) : QJsonValue()},
+                           {QStringLiteral("resets_at"), w.resetAtMs ? QJsonValue(isoUtc(*w.resetAtMs)) : QJsonValue()}};
+    };
+    QJsonArray arr;
+    for (const AccountRecord &a : accounts) {
+        const UsageRecord u = usage.value(a.id);
+        arr.append(QJsonObject{
+            {QStringLiteral("account_id"), a.id},
+            {QStringLiteral("account_alias"), a.alias ? QJsonValue(*a.alias) : QJsonValue()},
+            {QStringLiteral("plan"), a.plan.isEmpty() ? QJsonValue() : QJsonValue(a.plan)},
+            {QStringLiteral("status"), a.status},
+            {QStringLiteral("primary_window"), windowJson(u.primary)},
+            {QStringLiteral("secondary_window"), windowJson(u.secondary)},
+            {QStringLiteral("observed_at"), u.observedAtMs > 0 ? QJsonValue(isoUtc(u.observedAtMs)) : QJsonValue()},
+            {QStringLiteral("tokens_24h"), totalsJson(day.value(a.id))},
+            {QStringLiteral("tokens_all_time"), totalsJson(all.value(a.id))},
+        });
+    }
+    if (cl.json) {
+        printJson(QJsonDocument(arr));
+        return ExitOk;
+    }
+    out(padded(QStringLiteral("ACCOUNT"), 18) + padded(QStringLiteral("5H USED"), 8) + padded(QStringLiteral("5H RESET"), 25) +
+        padded(QStringLiteral("WEEK USED"), 10) + padded(QStringLiteral("WEEK RESET"), 25) +
+        padded(QStringLiteral("REQ 24H"), 8) + QStringLiteral("TOKENS 24H"));
+    for (const AccountRecord &a : accounts) {
+        const UsageRecord u = usage.value(a.id);
+        out(padded(a.displayName(), 18) + padded(percentText(u.primary.usedPercent), 8) +
+            padded(timeText(u.primary.resetAtMs), 25) + padded(percentText(u.secondary.usedPercent), 10) +
+            padded(timeText(u.secondary.resetAtMs), 25) + padded(QString::number(day.value(a.id).requests), 8) +
+            QString::number(day.value(a.id).total));
+    }
+    return ExitOk;
+}
+
+int runStatus(const Config &config, const CommandLine &cl)
+{
+    if (cl.words.size() > 1)
+        return fail(QStringLiteral("status takes no arguments"));
+    const QString url = localApiBase(config) + QStringLiteral("/api/status");
+    QNetworkAccessManager nam;
+    QNetworkRequest request{QUrl(url)};
+    request.setTransferTimeout(5000);
+    QNetworkReply *reply = nam.get(request);
+    QEventLoop loop;
+    QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    loop.exec();
+    reply->deleteLater();
+    if (reply->error() != QNetworkReply::NoError)
+        return fail(QStringLiteral("no running Switchyard answered at %1 (%2)").arg(url, reply->errorString()));
+    const QJsonObject status = QJsonDocument::fromJson(reply->readAll()).object();
+    if (cl.json) {
+        printJson(QJsonDocument(status));
+        return ExitOk;
+    }
+    out(QStringLiteral("Switchyard %1 on %2, strategy %3, pin %4%5")
+            .arg(status.value(QLatin1String("version")).toString(), status.value(QLatin1String("listen")).toString(),
+                 status.value(QLatin1String("strategy")).toString(),
+                 status.value(QLatin1String("pinned_account_id")).toString(QStringLiteral("auto")),
+                 status.value(QLatin1String("store_writable")).toBool()
+                     ? QString()
+                     : QStringLiteral("\nSTORE UNAVAILABLE: ") + status.value(QLatin1String("store_problem")).toString()));
+    for (const QJsonValue &v : status.value(QLatin1String("accounts")).toArray()) {
+        const QJsonObject a = v.toObject();
+        out(QStringLiteral("  %1 %2 slots %3/%4 5h %5 week %6 credentials %7")
+                .arg(a.value(QLatin1String("account_alias")).toString(a.value(QLatin1String("account_id")).toString()),
+                     a.value(QLatin1String("status")).toString())
+                .arg(a.value(QLatin1String("in_flight")).toInt())
+                .arg(a.value(QLatin1String("slots")).toInt())
+                .arg(numberText(a.value(QLatin1String("primary_window")).toObject().value(QLatin1String("used_percent"))),
+                     numberText(a.value(QLatin1String("secondary_window")).toObject().value(QLatin1String("used_percent"))),
+                     a.value(QLatin1String("credentials")).toString()));
+    }
+    const QJsonArray turns = status.value(QLatin1String("in_flight")).toArray();
+    out(QStringLiteral("%1 turn(s) in flight").arg(turns.size()));
+    for (const QJsonValue &v : turns) {
+        const QJsonObject t = v.toObject();
+        out(QStringLiteral("  %1 %2 on %3: %4, next deadline %5")
+                .arg(t.value(QLatin1String("request_id")).toString(), t.value(QLatin1String("route")).toString(),
+                     t.value(QLatin1String("account_alias")).toString(t.value(QLatin1String("account_id")).toString()),
+                     t.value(QLatin1String("stage")).toString(), t.value(QLatin1String("next_deadline")).toString()));
+    }
+    return ExitOk;
+}
+
+int runClientConfig(const Config &config, const CommandLine &cl)
+{
+    const QString which = cl.words.value(1);
+    const QString base = localApiBase(config);
+    if (which == QLatin1String("codex")) {
+        out(QStringLiteral("# ~/.codex/config.toml\nmodel_provider = \"switchyard\"\n\n[model_providers.switchyard]\n"
+                           "name = \"Switchyard\"\nbase_url = \"%1/backend-api/codex\"\nwire_api = \"responses\"\n"
+                           "env_key = \"SWITCHYARD_API_KEY\"\n# and: export SWITCHYARD_API_KEY=local\n")
+                .arg(base));
+        return ExitOk;
+    }
+    if (which == QLatin1String("opencode")) {
+        const QJsonObject provider{
+            {QStringLiteral("npm"), QStringLiteral("@ai-sdk/openai")},
+            {QStringLiteral("name"), QStringLiteral("Switchyard")},
+            {QStringLiteral("options"), QJsonObject{{QStringLiteral("baseURL"), base + QStringLiteral("/v1")},
+                                                    {QStringLiteral("apiKey"), QStringLiteral("local")}}},
+            {QStringLiteral("models"), QJsonObject{{QStringLiteral("gpt-5"), QJsonObject()},
+                                                   {QStringLiteral("gpt-5-codex"), QJsonObject()}}}};
+        printJson(QJsonDocument(QJsonObject{{QStringLiteral("$schema"), QStringLiteral("https://opencode.ai/config.json")},
+                                            {QStringLiteral("provider"),
+                                             QJsonObject{{QStringLiteral("switchyard"), provider}}}}));
+        return ExitOk;
+    }
+    return fail(QStringLiteral("client-config needs codex or opencode"));
+}
+
+} // namespace sy::app

@@ -1,0 +1,427 @@
+#include "api/AccountPool.h"
+
+#include "accounts/SecretStore.h"
+#include "routing/Cooldown.h"
+#include "store/AccountRepository.h"
+#include "store/AnchorRepository.h"
+#include "store/Database.h"
+#include "store/SettingsRepository.h"
+#include "store/StoreWorker.h"
+#include "util/Clock.h"
+#include "util/Ids.h"
+
+#include <QJsonObject>
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcPool, "switchyard.accounts")
+
+namespace sy {
+
+namespace {
+
+UsageRecord toRecord(const QString &accountId, const AccountUsage &u)
+{
+    UsageRecord r;
+    r.accountId = accountId;
+    r.primary = {u.primary.usedPercent, u.primary.windowMinutes, u.primary.resetAtMs};
+    r.secondary = {u.secondary.usedPercent, u.secondary.windowMinutes, u.secondary.resetAtMs};
+    r.hasCredits = u.hasCredits;
+    r.unlimited = u.unlimited;
+    r.creditsBalance = u.creditsBalance;
+    r.observedAtMs = u.observedAtMs;
+    return r;
+}
+
+AccountUsage fromRecord(const UsageRecord &r)
+{
+    AccountUsage u;
+    u.primary = {r.primary.usedPercent, r.primary.windowMinutes, r.primary.resetAtMs};
+    u.secondary = {r.secondary.usedPercent, r.secondary.windowMinutes, r.secondary.resetAtMs};
+    u.hasCredits = r.hasCredits;
+    u.unlimited = r.unlimited;
+    u.creditsBalance = r.creditsBalance;
+    u.observedAtMs = r.observedAtMs;
+    return u;
+}
+
+QJsonValue optionalNumber(const std::optional<double> &v)
+{
+    return v ? QJsonValue(*v) : QJsonValue(QJsonValue::Null);
+}
+
+QJsonValue optionalTime(const std::optional<qint64> &v)
+{
+    return v ? QJsonValue(isoUtc(*v)) : QJsonValue(QJsonValue::Null);
+}
+
+QJsonObject windowJson(const QuotaWindow &w)
+{
+    return {{QStringLiteral("used_percent"), optionalNumber(w.usedPercent)},
+            {QStringLiteral("window_minutes"), w.windowMinutes ? QJsonValue(*w.windowMinutes) : QJsonValue()},
+            {QStringLiteral("resets_at"), optionalTime(w.resetAtMs)}};
+}
+
+} // namespace
+
+AccountPool::AccountPool(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
+                         QObject *parent)
+    : QObject(parent), m_config(config), m_clock(clock), m_store(store), m_secrets(secrets),
+      m_rng(QRandomGenerator::securelySeeded())
+{
+    m_pollTimer.setInterval(1000);
+    connect(&m_pollTimer, &QTimer::timeout, this, &AccountPool::pollChanges);
+}
+
+void AccountPool::start(std::function<void()> ready)
+{
+    struct Loaded
+    {
+        QList<Account> accounts;
+        QString pin;
+        bool strict = false;
+        QString strategy;
+        qint64 counter = -1;
+    };
+    auto loaded = std::make_shared<Loaded>();
+    m_loading = true;
+    m_store->submitRead(
+        [loaded](Database &db, QString *error) {
+            AccountRepository repo(db);
+            const QList<AccountRecord> records = repo.list(error);
+            if (!error->isEmpty())
+                return false;
+            QHash<QString, UsageRecord> usage;
+            for (const UsageRecord &u : repo.loadAllUsage())
+                usage.insert(u.accountId, u);
+            for (const AccountRecord &r : records) {
+                Account a;
+                a.record = r;
+                if (usage.contains(r.id))
+                    a.usage = fromRecord(usage.value(r.id));
+                loaded->accounts.append(a);
+            }
+            SettingsRepository settings(db);
+            if (auto pin = settings.pin()) {
+                loaded->pin = pin->accountId;
+                loaded->strict = pin->strict;
+            }
+            loaded->strategy = settings.strategy();
+            loaded->counter = db.changeCounter().value_or(-1);
+            return true;
+        },
+        this,
+        [this, loaded, ready](bool ok, const QString &error) {
+            m_loading = false;
+            if (!ok)
+                qCWarning(lcPool).noquote() << "could not load accounts:" << error;
+            else
+                applyLoaded(loaded->accounts, loaded->pin, loaded->strict, loaded->strategy, loaded->counter);
+            if (ready)
+                ready();
+        });
+    if (!m_pollTimer.isActive())
+        m_pollTimer.start();
+}
+
+void AccountPool::reloadNow()
+{
+    if (!m_loading)
+        start({});
+}
+
+void AccountPool::pollChanges()
+{
+    if (m_loading)
+        return;
+    auto counter = std::make_shared<qint64>(-1);
+    m_store->submitRead(
+        [counter](Database &db, QString *) {
+            *counter = db.changeCounter().value_or(-1);
+            return true;
+        },
+        this,
+        [this, counter](bool ok, const QString &) {
+            if (ok && *counter != m_changeCounter)
+                reloadNow();
+        });
+}
+
+void AccountPool::applyLoaded(QList<Account> loaded, QString pin, bool strict, QString strategy, qint64 counter)
+{
+    // Keep what only this process knows (tokens, in-flight counts, fresher usage) across reloads.
+    for (Account &a : loaded) {
+        const int i = m_index.value(a.record.id, -1);
+        if (i < 0)
+            continue;
+        const Account &old = m_accounts.at(i);
+        a.tokens = old.tokens;
+        a.tokensReady = old.tokensReady;
+        a.tokenProblem = old.tokenProblem;
+        a.inFlight = old.inFlight;
+        if (old.usage.observedAtMs > a.usage.observedAtMs)
+            a.usage = old.usage;
+        if (old.record.lastSelectedMs > a.record.lastSelectedMs)
+            a.record.lastSelectedMs = old.record.lastSelectedMs;
+    }
+    // Slots held by turns on accounts that were removed are still released by those turns: keep counting them
+    // under their id until they finish.
+    m_accounts = std::move(loaded);
+    m_index.clear();
+    for (int i = 0; i < m_accounts.size(); ++i)
+        m_index.insert(m_accounts.at(i).record.id, i);
+    m_pinnedAccountId = pin;
+    m_pinStrict = strict;
+    m_strategy = parseStrategy(strategy.isEmpty() ? m_config.strategy : strategy).value_or(Strategy::CapacityWeighted);
+    m_changeCounter = counter;
+    for (const Account &a : std::as_const(m_accounts)) {
+        if (!a.tokensReady && a.tokenProblem.isEmpty())
+            loadTokens(a.record.id);
+    }
+    emit accountsChanged();
+    emit slotFreed(); // a resumed or new account may serve waiting turns
+}
+
+void AccountPool::loadTokens(const QString &accountId)
+{
+    // A keychain read happens once per account (start-up or a user's import), never from a timer loop.
+    m_index.contains(accountId) ? void(m_accounts[m_index.value(accountId)].tokenProblem = QStringLiteral("loading"))
+                                : void();
+    m_secrets->readTokens(accountId, [this, accountId](const SecretOutcome &outcome, const AuthTokens &tokens) {
+        const int i = m_index.value(accountId, -1);
+        if (i < 0)
+            return;
+        Account &a = m_accounts[i];
+        if (outcome.ok && !tokens.accessToken.isEmpty()) {
+            a.tokens = tokens;
+            a.tokensReady = true;
+            a.tokenProblem.clear();
+            emit slotFreed();
+        } else {
+            a.tokenProblem = outcome.ok ? QStringLiteral("no access token stored") : outcome.errorText;
+            qCWarning(lcPool).noquote() << "account" << accountId << "has no usable tokens:" << a.tokenProblem;
+        }
+        emit accountsChanged();
+    });
+}
+
+QList<Candidate> AccountPool::candidates(bool ignoreSlots) const
+{
+    QList<Candidate> out;
+    out.reserve(m_accounts.size());
+    for (const Account &a : m_accounts) {
+        Candidate c;
+        c.accountId = a.record.id;
+        c.alias = a.record.alias.value_or(QString());
+        c.plan = a.record.plan;
+        c.status = parseAccountStatus(a.record.status).value_or(AccountStatus::Active);
+        if (!a.tokensReady && c.status == AccountStatus::Active)
+            c.status = AccountStatus::ReauthRequired; // no credentials: cannot serve
+        c.cooldownUntilMs = a.record.cooldownUntilMs.value_or(0);
+        c.usage = a.usage;
+        c.lastSelectedMs = a.record.lastSelectedMs.value_or(0);
+        const int slots = qMax(1, a.record.slotCount > 0 ? a.record.slotCount : m_config.slotsPerAccount);
+        c.freeSlots = ignoreSlots ? 1 : qMax(0, slots - a.inFlight);
+        out.append(c);
+    }
+    return out;
+}
+
+AccountPool::Acquisition AccountPool::acquire(const SelectionRequest &request)
+{
+    Acquisition result;
+    const qint64 now = m_clock.nowMs();
+    result.selection = selectAccount(candidates(false), request, m_strategy, now, m_rng);
+    if (result.selection.ok()) {
+        Account &a = m_accounts[m_index.value(result.selection.accountId)];
+        ++a.inFlight;
+        a.record.lastSelectedMs = now;
+        result.acquired = true;
+        const QString id = a.record.id;
+        m_store->submit([id](Database &db, QString *error) { return AccountRepository(db).touchSelected(id, error); },
+                        this, {});
+        return result;
+    }
+    // Would anything serve if slots were free? Then wait at the gate instead of refusing.
+    QRandomGenerator probe(1);
+    const SelectionResult unconstrained = selectAccount(candidates(true), request, m_strategy, now, probe);
+    result.shouldWait = unconstrained.ok();
+    return result;
+}
+
+void AccountPool::release(const QString &accountId)
+{
+    const int i = m_index.value(accountId, -1);
+    if (i >= 0 && m_accounts[i].inFlight > 0)
+        --m_accounts[i].inFlight;
+    emit slotFreed();
+}
+
+const AccountPool::Account *AccountPool::account(const QString &accountId) const
+{
+    const int i = m_index.value(accountId, -1);
+    return i < 0 ? nullptr : &m_accounts.at(i);
+}
+
+QList<const AccountPool::Account *> AccountPool::accounts() const
+{
+    QList<const Account *> out;
+    for (const Account &a : m_accounts)
+        out.append(&a);
+    return out;
+}
+
+void AccountPool::bindSession(const QString &sessionKey, const QString &accountId)
+{
+    if (m_sessions.value(sessionKey) == accountId)
+        return;
+    m_sessions.insert(sessionKey, accountId);
+    m_store->submit([sessionKey, accountId](Database &db, QString *error) {
+        return AffinityRepository(db).set(sessionKey, accountId, error);
+    }, this, {});
+}
+
+void AccountPool::bindTurnState(const QByteArray &turnState, const QString &accountId)
+{
+    if (m_turnStates.size() > 100000)
+        m_turnStates.clear(); // bounded memory; a lost binding only loses stickiness, never correctness
+    m_turnStates.insert(turnState, accountId);
+}
+
+void AccountPool::lookupAnchor(const QString &responseId, std::function<void(std::optional<QString>)> done)
+{
+    const auto it = m_anchors.constFind(responseId);
+    if (it != m_anchors.constEnd()) {
+        done(*it);
+        return;
+    }
+    auto owner = std::make_shared<std::optional<QString>>();
+    m_store->submitRead(
+        [responseId, owner](Database &db, QString *error) {
+            *owner = AnchorRepository(db).ownerOf(responseId, error);
+            return error->isEmpty();
+        },
+        this, [owner, done](bool, const QString &) { done(*owner); });
+}
+
+void AccountPool::rememberAnchor(const QString &responseId, const QString &accountId)
+{
+    if (m_anchors.value(responseId) == accountId)
+        return;
+    if (m_anchors.size() > 100000)
+        m_anchors.clear(); // the durable table still answers
+    m_anchors.insert(responseId, accountId);
+    m_store->submit([responseId, accountId](Database &db, QString *error) {
+        return AnchorRepository(db).remember(responseId, accountId, error);
+    }, this, {});
+}
+
+void AccountPool::recordUsage(const QString &accountId, const AccountUsage &usage)
+{
+    const int i = m_index.value(accountId, -1);
+    if (i < 0 || usage.isEmpty())
+        return;
+    Account &a = m_accounts[i];
+    a.usage = merge(a.usage, usage);
+    const UsageRecord record = toRecord(accountId, a.usage);
+    m_store->submit([record](Database &db, QString *error) { return AccountRepository(db).saveUsage(record, error); },
+                    this, {});
+}
+
+void AccountPool::recordFailure(const QString &accountId, const FailureInfo &failure)
+{
+    const int i = m_index.value(accountId, -1);
+    if (i < 0)
+        return;
+    Account &a = m_accounts[i];
+    const qint64 now = m_clock.nowMs();
+    a.record.consecutiveFailures += 1;
+    const qint64 until = cooldownUntil(failure, a.record.consecutiveFailures, now, m_config.backoffMaxS);
+    // A 401 cannot be repaired here (token refresh comes with the accounts work): keep the account out of
+    // rotation for the backoff period so other accounts serve meanwhile.
+    const qint64 effective = failure.cls == FailureClass::AuthExpired
+                                 ? now + qMin<qint64>(qint64(m_config.backoffMaxS) * 1000,
+                                                      30000LL << qMin(a.record.consecutiveFailures - 1, 4))
+                                 : until;
+    a.record.cooldownUntilMs = effective > 0 ? std::optional<qint64>(effective) : std::nullopt;
+    QString status = a.record.status;
+    if (failure.cls == FailureClass::RateLimited)
+        status = QStringLiteral("rate_limited");
+    else if (failure.cls == FailureClass::QuotaExceeded)
+        status = QStringLiteral("quota_exceeded");
+    persistAccountState(a);
+    if (status != a.record.status) {
+        a.record.status = status;
+        const QString id = accountId;
+        const QString reason = failure.code;
+        m_store->submit([id, status, reason](Database &db, QString *error) {
+            return AccountRepository(db).setStatus(id, status, reason, error);
+        }, this, {});
+    }
+    emit accountsChanged();
+}
+
+void AccountPool::recordSuccess(const QString &accountId)
+{
+    const int i = m_index.value(accountId, -1);
+    if (i < 0)
+        return;
+    Account &a = m_accounts[i];
+    const bool wasLimited = a.record.status == QLatin1String("rate_limited") ||
+                            a.record.status == QLatin1String("quota_exceeded");
+    if (a.record.consecutiveFailures == 0 && !a.record.cooldownUntilMs && !wasLimited)
+        return;
+    a.record.consecutiveFailures = 0;
+    a.record.cooldownUntilMs.reset();
+    persistAccountState(a);
+    if (wasLimited) {
+        a.record.status = QStringLiteral("active");
+        const QString id = accountId;
+        m_store->submit([id](Database &db, QString *error) {
+            return AccountRepository(db).setStatus(id, QStringLiteral("active"), QString(), error);
+        }, this, {});
+    }
+    emit accountsChanged();
+}
+
+void AccountPool::persistAccountState(const Account &a)
+{
+    const QString id = a.record.id;
+    const std::optional<qint64> until = a.record.cooldownUntilMs;
+    const int failures = a.record.consecutiveFailures;
+    m_store->submit([id, until, failures](Database &db, QString *error) {
+        return AccountRepository(db).setCooldown(id, until, failures, error);
+    }, this, {});
+}
+
+QJsonArray AccountPool::statusJson() const
+{
+    QJsonArray out;
+    const qint64 now = m_clock.nowMs();
+    for (const Account &a : m_accounts) {
+        const int slots = a.record.slotCount > 0 ? a.record.slotCount : m_config.slotsPerAccount;
+        QJsonObject o{
+            {QStringLiteral("account_id"), a.record.id},
+            {QStringLiteral("account_alias"), a.record.alias ? QJsonValue(*a.record.alias) : QJsonValue()},
+            {QStringLiteral("email"), a.record.email},
+            {QStringLiteral("chatgpt_account_id"), a.record.chatgptAccountId},
+            {QStringLiteral("plan"), a.record.plan.isEmpty() ? QJsonValue() : QJsonValue(a.record.plan)},
+            {QStringLiteral("status"), a.record.status},
+            {QStringLiteral("credentials"), a.tokensReady ? QStringLiteral("ready")
+                                                          : (a.tokenProblem.isEmpty() ? QStringLiteral("missing")
+                                                                                      : a.tokenProblem)},
+            {QStringLiteral("cooldown_until"),
+             a.record.cooldownUntilMs && *a.record.cooldownUntilMs > now ? optionalTime(a.record.cooldownUntilMs)
+                                                                          : QJsonValue()},
+            {QStringLiteral("slots"), slots},
+            {QStringLiteral("in_flight"), a.inFlight},
+            {QStringLiteral("pinned"), a.record.id == m_pinnedAccountId},
+            {QStringLiteral("primary_window"), windowJson(a.usage.primary)},
+            {QStringLiteral("secondary_window"), windowJson(a.usage.secondary)},
+            {QStringLiteral("last_selected_at"), optionalTime(a.record.lastSelectedMs)},
+        };
+        out.append(o);
+    }
+    return out;
+}
+
+} // namespace sy

@@ -1,0 +1,194 @@
+#include "api/Passthrough.h"
+
+#include "api/TurnLog.h"
+#include "api/UpstreamHeaders.h"
+#include "http/HttpResponse.h"
+#include "upstream/UpstreamClient.h"
+#include "util/Ids.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPointer>
+
+namespace sy {
+
+namespace {
+
+// /backend-api/codex/models answers {"models":[{"slug":...}]}; OpenAI clients want {"object":"list","data":[...]}.
+QByteArray toOpenAiModelList(const QByteArray &codexModels)
+{
+    const QJsonArray models = QJsonDocument::fromJson(codexModels).object().value(QLatin1String("models")).toArray();
+    QJsonArray data;
+    for (const QJsonValue &m : models) {
+        const QString id = m.toObject().value(QLatin1String("slug")).toString();
+        if (id.isEmpty())
+            continue;
+        data.append(QJsonObject{{QStringLiteral("id"), id},
+                                {QStringLiteral("object"), QStringLiteral("model")},
+                                {QStringLiteral("created"), 0},
+                                {QStringLiteral("owned_by"), QStringLiteral("openai")}});
+    }
+    return QJsonDocument(QJsonObject{{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}})
+        .toJson(QJsonDocument::Compact);
+}
+
+class PassthroughCall : public QObject
+{
+public:
+    PassthroughCall(const PassthroughServices &s, Route route, HttpRequestPtr request, HttpResponse *response,
+                    QObject *parent)
+        : QObject(parent), m_s(s), m_route(route), m_request(std::move(request)), m_response(response),
+          m_requestId(newRequestId()), m_startedMono(s.clock->monotonicMs())
+    {
+        m_record.requestId = m_requestId;
+        m_record.startedAtMs = s.clock->nowMs();
+        m_record.route = QString::fromLatin1(matchRoute(m_request->method, m_request->path.toUtf8(), {}).name);
+        for (const char *name : {"session-id", "session_id", "x-session-affinity"}) {
+            m_sessionKey = QString::fromUtf8(m_request->header(name));
+            if (!m_sessionKey.isEmpty())
+                break;
+        }
+        if (!m_sessionKey.isEmpty())
+            m_record.sessionKey = m_sessionKey;
+    }
+
+    void attempt()
+    {
+        SelectionRequest sel;
+        sel.excluded = m_excluded;
+        sel.affinityAccountId = m_sessionKey.isEmpty() ? QString() : m_s.pool->sessionAccount(m_sessionKey);
+        sel.pinnedAccountId = m_s.pool->pinnedAccountId();
+        sel.pinStrict = m_s.pool->pinStrict();
+        const AccountPool::Acquisition a = m_s.pool->acquire(sel);
+        if (!a.acquired) {
+            finish(a.shouldWait ? 503 : 429,
+                   HttpResponse::jsonErrorBody(a.shouldWait ? "server_error" : "rate_limit_exceeded",
+                                               a.shouldWait ? "proxy_overloaded" : "rate_limit_exceeded",
+                                               m_s.pool->accountCount() == 0
+                                                   ? QStringLiteral("No accounts are configured.")
+                                                   : QStringLiteral("No account can serve this request now.")),
+                   QStringLiteral("rejected"));
+            return;
+        }
+        m_accountId = a.selection.accountId;
+        const AccountPool::Account *account = m_s.pool->account(m_accountId);
+        UpstreamRequest req;
+        req.method = m_request->method;
+        QString path = QStringLiteral("/codex/models");
+        if (m_route == Route::CodexResponsesCompact)
+            path = QStringLiteral("/codex/responses/compact");
+        QByteArray query = m_request->rawQuery;
+        if (m_route == Route::V1Models && query.isEmpty())
+            query = "client_version=" SWITCHYARD_VERSION;
+        req.url = upstreamEndpoint(m_s.config->upstreamUrl, path, query);
+        req.headers = upstreamHeaders(*m_request, *account, m_requestId.toLatin1(), false);
+        req.body = m_request->body;
+        m_attemptStart = m_s.clock->monotonicMs();
+        m_call = m_s.upstream->start(req);
+        connect(m_call, &UpstreamCall::headersReceived, this,
+                [this](int, const HttpHeaders &headers) { m_headers = headers; });
+        connect(m_call, &UpstreamCall::bodyReceived, this, [this](const QByteArray &body) { m_body = body; });
+        connect(m_call, &UpstreamCall::finished, this, &PassthroughCall::onFinished);
+        if (m_response)
+            connect(m_response, &HttpResponse::clientDisconnected, m_call, [call = m_call] { call->abort(); });
+    }
+
+private:
+    void onFinished(UpstreamCall::Outcome outcome, const QString &detail)
+    {
+        const int status = m_call ? m_call->statusCode() : -1;
+        m_call = nullptr;
+        m_s.pool->release(m_accountId);
+        const qint64 elapsed = m_s.clock->monotonicMs() - m_attemptStart;
+        if (outcome == UpstreamCall::Outcome::Aborted) {
+            m_record.attempts.append({m_accountId, std::nullopt, QStringLiteral("cancelled"), elapsed});
+            finish(0, {}, QStringLiteral("cancelled"));
+            return;
+        }
+        FailureInfo f;
+        if (outcome != UpstreamCall::Outcome::Completed) {
+            f.cls = FailureClass::Transient;
+            f.code = QStringLiteral("connect_failed");
+            f.message = detail;
+        } else if (status < 200 || status >= 300) {
+            f = classifyUpstreamFailure(status, m_body, m_headers, m_s.clock->nowMs());
+        }
+        if (f.cls == FailureClass::None) {
+            m_record.attempts.append({m_accountId, std::nullopt, QStringLiteral("completed"), elapsed});
+            m_s.pool->recordSuccess(m_accountId);
+            finish(200, m_route == Route::V1Models ? toOpenAiModelList(m_body) : m_body, QStringLiteral("completed"));
+            return;
+        }
+        m_record.attempts.append({m_accountId, std::nullopt, failureClassName(f.cls), elapsed});
+        if (penalisesAccount(f.cls)) {
+            m_s.pool->recordFailure(m_accountId, f);
+            m_excluded.insert(m_accountId);
+            m_record.blockedBy.append(failureClassName(f.cls));
+            attempt();
+            return;
+        }
+        m_record.errorCode = f.code;
+        finish(status, m_body, QStringLiteral("failed"));
+    }
+
+    void finish(int status, const QByteArray &body, const QString &logStatus)
+    {
+        m_record.status = logStatus;
+        if (!m_accountId.isEmpty()) {
+            m_record.accountId = m_accountId;
+            if (const AccountPool::Account *a = m_s.pool->account(m_accountId)) {
+                m_record.accountAlias = a->record.alias;
+                m_record.chatgptAccountId = a->record.chatgptAccountId;
+            }
+        }
+        for (const auto &h : m_headers) {
+            if (headerNameEquals(h.first, "x-request-id"))
+                m_record.upstreamRequestId = QString::fromLatin1(h.second);
+        }
+        m_record.latency.totalMs = m_s.clock->monotonicMs() - m_startedMono;
+        std::sort(m_record.blockedBy.begin(), m_record.blockedBy.end());
+        m_record.blockedBy.erase(std::unique(m_record.blockedBy.begin(), m_record.blockedBy.end()),
+                                 m_record.blockedBy.end());
+        const bool logIt = m_route == Route::CodexResponsesCompact;
+        auto deliver = [this, status, body] {
+            if (m_response && status > 0) {
+                m_response->setHeader("x-request-id", m_requestId.toLatin1());
+                if (const AccountPool::Account *a = m_s.pool->account(m_accountId))
+                    m_response->setHeader("x-switchyard-account", a->record.displayName().toUtf8());
+                m_response->sendFull(status, "application/json", body);
+            }
+            deleteLater();
+        };
+        if (logIt)
+            writeRequestLog(m_s.store, m_record, this, [deliver](bool) { deliver(); });
+        else
+            deliver();
+    }
+
+    PassthroughServices m_s;
+    Route m_route;
+    HttpRequestPtr m_request;
+    QPointer<HttpResponse> m_response;
+    QString m_requestId;
+    qint64 m_startedMono;
+    qint64 m_attemptStart = 0;
+    QString m_sessionKey;
+    QString m_accountId;
+    QSet<QString> m_excluded;
+    QPointer<UpstreamCall> m_call;
+    HttpHeaders m_headers;
+    QByteArray m_body;
+    RequestLogRecord m_record;
+};
+
+} // namespace
+
+void runPassthrough(const PassthroughServices &services, Route route, HttpRequestPtr request, HttpResponse *response,
+                    QObject *parent)
+{
+    auto *call = new PassthroughCall(services, route, std::move(request), response, parent);
+    call->attempt();
+}
+
+} // namespace sy

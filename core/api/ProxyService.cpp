@@ -1,0 +1,191 @@
+#include "api/ProxyService.h"
+
+#include "api/Passthrough.h"
+#include "api/RouteTable.h"
+#include "api/Turn.h"
+#include "store/Database.h"
+#include "store/RequestLogRepository.h"
+#include "store/StoreWorker.h"
+#include "upstream/UpstreamClient.h"
+#include "util/Clock.h"
+#include "util/Ids.h"
+
+#include <QEventLoop>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace sy {
+
+ProxyService::ProxyService(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
+                           QObject *parent)
+    : QObject(parent), m_config(config), m_clock(clock), m_store(store), m_secrets(secrets)
+{
+}
+
+ProxyService::~ProxyService()
+{
+    stop();
+}
+
+QString ProxyService::start()
+{
+    // Children are created here, on the proxy thread, so their timers and sockets live on it.
+    m_upstream = new UpstreamClient(this);
+    m_pool = new AccountPool(m_config, m_clock, m_store, m_secrets, this);
+    m_server = new HttpServer(this);
+    m_server->setClock(&m_clock);
+    m_server->setMaxBodyBytes(m_config.maxBodyBytes);
+    m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
+
+    QEventLoop loop;
+    m_pool->start([&loop] { loop.quit(); });
+    loop.exec();
+
+    if (!m_server->listen(m_config.listenAddress, m_config.listenPort))
+        return QStringLiteral("cannot listen on %1:%2: %3")
+            .arg(m_config.listenAddress.toString())
+            .arg(m_config.listenPort)
+            .arg(m_server->errorString());
+    m_startedAtMs = m_clock.nowMs();
+    return {};
+}
+
+void ProxyService::stop()
+{
+    if (m_server)
+        m_server->close();
+}
+
+quint16 ProxyService::port() const
+{
+    return m_server ? m_server->serverPort() : 0;
+}
+
+void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
+{
+    const RouteMatch match = matchRoute(request->method, request->path.toUtf8(), request->header("upgrade"));
+    if (match.websocketUpgrade) {
+        // No WebSocket transport yet: 426 makes Codex fall back to HTTP at once.
+        response->setHeader("Upgrade", "HTTP/1.1");
+        response->sendJsonError(426, "invalid_request_error", "websocket_not_supported",
+                                QStringLiteral("WebSocket is not supported by this proxy; use HTTP streaming."));
+        return;
+    }
+    if (!match.methodAllowed) {
+        response->sendJsonError(405, "invalid_request_error", "method_not_allowed",
+                                QStringLiteral("%1 is not allowed on %2")
+                                    .arg(QString::fromLatin1(request->method), request->path));
+        return;
+    }
+    switch (match.route) {
+    case Route::NotFound:
+        response->sendJsonError(404, "invalid_request_error", "not_found",
+                                QStringLiteral("No route for %1 %2").arg(QString::fromLatin1(request->method),
+                                                                         request->path));
+        return;
+    case Route::HealthLive:
+        response->sendFull(200, "application/json", QByteArrayLiteral("{\"status\":\"ok\"}"));
+        return;
+    case Route::CodexResponses:
+    case Route::V1Responses:
+    case Route::V1ChatCompletions: {
+        TurnServices services{&m_config, &m_clock, m_pool, m_upstream, m_store};
+        auto *turn = new Turn(services, request, response, match, this);
+        m_turns.insert(turn);
+        connect(turn, &Turn::settled, this, [this, turn] {
+            m_turns.remove(turn);
+            emit turnSettled();
+        });
+        turn->start();
+        return;
+    }
+    case Route::CodexResponsesCompact:
+    case Route::CodexModels:
+    case Route::V1Models:
+        passthrough(int(match.route), request, response);
+        return;
+    case Route::ApiStatus:
+    case Route::ApiRequests:
+    case Route::ApiReload:
+        handleLocalApi(int(match.route), request, response);
+        return;
+    }
+}
+
+void ProxyService::passthrough(int route, HttpRequestPtr request, HttpResponse *response)
+{
+    PassthroughServices s{&m_config, &m_clock, m_pool, m_upstream, m_store};
+    runPassthrough(s, Route(route), request, response, this);
+}
+
+void ProxyService::handleLocalApi(int route, HttpRequestPtr request, HttpResponse *response)
+{
+    // The local API describes the user's accounts: loopback peers only.
+    if (!request->peerAddress.isLoopback()) {
+        response->sendJsonError(403, "permission_error", "forbidden", QStringLiteral("The local API is loopback-only."));
+        return;
+    }
+    switch (Route(route)) {
+    case Route::ApiStatus:
+        response->sendFull(200, "application/json", statusJson());
+        return;
+    case Route::ApiReload:
+        m_pool->reloadNow();
+        response->sendFull(200, "application/json", QByteArrayLiteral("{\"reloading\":true}"));
+        return;
+    case Route::ApiRequests: {
+        bool ok = true;
+        const QString limitText = request->query.queryItemValue(QStringLiteral("limit"));
+        const int limit = limitText.isEmpty() ? 100 : limitText.toInt(&ok);
+        if (!ok || limit < 1 || limit > 100000) {
+            response->sendJsonError(400, "invalid_request_error", "invalid_limit",
+                                    QStringLiteral("limit must be a number from 1 to 100000"));
+            return;
+        }
+        auto rows = std::make_shared<QJsonArray>();
+        QPointer<HttpResponse> out(response);
+        m_store->submitRead(
+            [rows, limit](Database &db, QString *error) {
+                *rows = RequestLogRepository::toJson(RequestLogRepository(db).recent(limit, error));
+                return error->isEmpty();
+            },
+            this, [rows, out](bool ok, const QString &error) {
+                if (!out)
+                    return;
+                if (!ok) {
+                    out->sendJsonError(503, "server_error", "store_unavailable", error);
+                    return;
+                }
+                out->sendFull(200, "application/json", QJsonDocument(*rows).toJson(QJsonDocument::Compact));
+            });
+        return;
+    }
+    default:
+        break;
+    }
+}
+
+QByteArray ProxyService::statusJson() const
+{
+    QJsonArray turns;
+    for (const Turn *t : m_turns)
+        turns.append(t->statusJson());
+    const QJsonObject o{
+        {QStringLiteral("version"), QStringLiteral(SWITCHYARD_VERSION)},
+        {QStringLiteral("started_at"), isoUtc(m_startedAtMs)},
+        {QStringLiteral("listen"), QStringLiteral("%1:%2").arg(m_config.listenAddress.toString()).arg(port())},
+        {QStringLiteral("strategy"), strategyName(m_pool->strategy())},
+        {QStringLiteral("pinned_account_id"),
+         m_pool->pinnedAccountId().isEmpty() ? QJsonValue() : QJsonValue(m_pool->pinnedAccountId())},
+        {QStringLiteral("pin_strict"), m_pool->pinStrict()},
+        {QStringLiteral("store_writable"), m_store->writable()},
+        {QStringLiteral("store_problem"),
+         m_store->writable() ? QJsonValue() : QJsonValue(m_store->unwritableReason())},
+        {QStringLiteral("accounts"), m_pool->statusJson()},
+        {QStringLiteral("in_flight"), turns},
+    };
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+} // namespace sy

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "api/AccountPool.h"
+#include "config/Config.h"
+#include "http/HttpServer.h"
+
+#include <QObject>
+#include <QSet>
+
+namespace sy {
+
+class Clock;
+class SecretStore;
+class StoreWorker;
+class Turn;
+class UpstreamClient;
+
+// The proxy: downstream server, routes, account pool and upstream client, all living on one thread that is not
+// the GUI thread. Create it, move it to its thread, then call start() there (e.g. with a blocking queued call).
+class ProxyService : public QObject
+{
+    Q_OBJECT
+
+public:
+    ProxyService(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
+                 QObject *parent = nullptr);
+    ~ProxyService() override;
+
+    // Loads accounts and listens. Returns an error text (the port is in use, ...) or empty.
+    Q_INVOKABLE QString start();
+    Q_INVOKABLE void stop();
+    quint16 port() const;
+    AccountPool *pool() const { return m_pool; }
+    int inFlightTurns() const { return int(m_turns.size()); }
+
+signals:
+    void turnSettled();
+
+private:
+    void handle(HttpRequestPtr request, HttpResponse *response);
+    void handleLocalApi(int route, HttpRequestPtr request, HttpResponse *response);
+    void passthrough(int route, HttpRequestPtr request, HttpResponse *response);
+    QByteArray statusJson() const;
+
+    const Config &m_config;
+    const Clock &m_clock;
+    StoreWorker *m_store;
+    SecretStore *m_secrets;
+    HttpServer *m_server = nullptr;
+    UpstreamClient *m_upstream = nullptr;
+    AccountPool *m_pool = nullptr;
+    QSet<Turn *> m_turns;
+    qint64 m_startedAtMs = 0;
+};
+
+} // namespace sy
