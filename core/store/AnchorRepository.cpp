@@ -1,0 +1,99 @@
+#include "store/AnchorRepository.h"
+
+#include "store/Database.h"
+
+#include <QSqlQuery>
+#include <QVariant>
+
+namespace sy {
+
+namespace {
+
+bool upsertOwner(Database &db, const QString &sql, const QString &key, const QString &accountId, qint64 nowMs,
+                 QString *error)
+{
+    QSqlQuery q = db.query();
+    if (!db.prepare(q, sql, error))
+        return false;
+    q.addBindValue(key);
+    q.addBindValue(accountId);
+    q.addBindValue(nowMs);
+    return db.exec(q, error);
+}
+
+std::optional<QString> lookupOwner(Database &db, const QString &sql, const QString &key, QString *error)
+{
+    QSqlQuery q = db.query();
+    if (!db.prepare(q, sql, error))
+        return std::nullopt;
+    q.addBindValue(key);
+    if (!db.exec(q, error) || !q.next())
+        return std::nullopt;
+    return q.value(0).toString();
+}
+
+int prune(Database &db, const QString &sql, qint64 cutoffMs, QString *error)
+{
+    QSqlQuery q = db.query();
+    if (!db.prepare(q, sql, error))
+        return -1;
+    q.addBindValue(cutoffMs);
+    if (!db.exec(q, error))
+        return -1;
+    return q.numRowsAffected();
+}
+
+} // namespace
+
+AnchorRepository::AnchorRepository(Database &db, const Clock &clock) : m_db(db), m_clock(clock) {}
+
+bool AnchorRepository::remember(const QString &responseId, const QString &accountId, QString *error)
+{
+    return upsertOwner(m_db,
+                       QStringLiteral("INSERT OR REPLACE INTO response_anchors (response_id, account_id, "
+                                      "created_at_ms) VALUES (?, ?, ?)"),
+                       responseId, accountId, m_clock.nowMs(), error);
+}
+
+std::optional<QString> AnchorRepository::ownerOf(const QString &responseId, QString *error)
+{
+    return lookupOwner(m_db, QStringLiteral("SELECT account_id FROM response_anchors WHERE response_id = ?"),
+                       responseId, error);
+}
+
+int AnchorRepository::pruneOlderThan(qint64 cutoffMs, QString *error)
+{
+    return prune(m_db, QStringLiteral("DELETE FROM response_anchors WHERE created_at_ms < ?"), cutoffMs, error);
+}
+
+AffinityRepository::AffinityRepository(Database &db, const Clock &clock) : m_db(db), m_clock(clock) {}
+
+bool AffinityRepository::set(const QString &sessionKey, const QString &accountId, QString *error)
+{
+    return upsertOwner(m_db,
+                       QStringLiteral("INSERT OR REPLACE INTO session_affinity (session_key, account_id, "
+                                      "updated_at_ms) VALUES (?, ?, ?)"),
+                       sessionKey, accountId, m_clock.nowMs(), error);
+}
+
+std::optional<QString> AffinityRepository::accountFor(const QString &sessionKey, QString *error)
+{
+    return lookupOwner(m_db, QStringLiteral("SELECT account_id FROM session_affinity WHERE session_key = ?"),
+                       sessionKey, error);
+}
+
+bool AffinityRepository::clear(const QString &sessionKey, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q, QStringLiteral("DELETE FROM session_affinity WHERE session_key = ?"), error))
+        return false;
+    q.addBindValue(sessionKey);
+    return m_db.exec(q, error);
+}
+
+int AffinityRepository::pruneOlderThan(qint64 cutoffMs, QString *error)
+{
+    return prune(m_db, QStringLiteral("DELETE FROM session_affinity WHERE updated_at_ms < ?"), cutoffMs, error);
+}
+
+} // namespace sy

@@ -1,0 +1,48 @@
+#pragma once
+
+#include "util/Clock.h"
+
+#include <QString>
+#include <optional>
+
+namespace sy {
+
+class Database;
+
+// Continuity: which account produced a response (previous_response_id must go back to it, never to another
+// account). Rows go away with their account.
+class AnchorRepository
+{
+public:
+    explicit AnchorRepository(Database &db, const Clock &clock = SystemClock::instance());
+
+    // The account must exist (foreign key). Remembering a response id again moves it to the new owner.
+    bool remember(const QString &responseId, const QString &accountId, QString *error);
+    // nullopt when unknown (or on error: then *error is set).
+    std::optional<QString> ownerOf(const QString &responseId, QString *error = nullptr);
+    // Drops anchors created before cutoffMs; returns how many, or -1 on error.
+    int pruneOlderThan(qint64 cutoffMs, QString *error);
+
+private:
+    Database &m_db;
+    const Clock &m_clock;
+};
+
+// Session affinity: keeps a client session (Codex session-id / prompt_cache_key, OpenCode
+// x-session-affinity) on one account while that account is eligible.
+class AffinityRepository
+{
+public:
+    explicit AffinityRepository(Database &db, const Clock &clock = SystemClock::instance());
+
+    bool set(const QString &sessionKey, const QString &accountId, QString *error);
+    std::optional<QString> accountFor(const QString &sessionKey, QString *error = nullptr);
+    bool clear(const QString &sessionKey, QString *error);
+    int pruneOlderThan(qint64 cutoffMs, QString *error);
+
+private:
+    Database &m_db;
+    const Clock &m_clock;
+};
+
+} // namespace sy

@@ -1,0 +1,117 @@
+#include "store/Schema.h"
+
+#include "store/Database.h"
+
+#include <QStringList>
+
+namespace sy {
+
+namespace {
+
+// Version 1: accounts, their latest usage, settings (pin, strategy), the request log, continuation
+// anchors, session affinity and the meta table holding change_counter. Unknown numbers stay NULL.
+const QStringList &version1()
+{
+    static const QStringList statements = {
+        QStringLiteral("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"),
+        QStringLiteral("INSERT INTO meta (key, value) VALUES ('change_counter', '0')"),
+        QStringLiteral(R"(CREATE TABLE accounts (
+            id TEXT PRIMARY KEY,
+            chatgpt_account_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            email TEXT,
+            alias TEXT UNIQUE,
+            plan TEXT,
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN
+                ('active', 'rate_limited', 'quota_exceeded', 'paused', 'reauth_required', 'deactivated')),
+            status_reason TEXT,
+            cooldown_until_ms INTEGER,
+            consecutive_failures INTEGER NOT NULL DEFAULT 0,
+            created_at_ms INTEGER NOT NULL,
+            updated_at_ms INTEGER NOT NULL,
+            last_selected_ms INTEGER,
+            token_expires_at_ms INTEGER,
+            last_refresh_ms INTEGER,
+            slot_count INTEGER NOT NULL DEFAULT 4 CHECK (slot_count >= 1),
+            UNIQUE (chatgpt_account_id, user_id)))"),
+        QStringLiteral(R"(CREATE TABLE account_usage (
+            account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+            primary_used_percent REAL,
+            primary_window_minutes INTEGER,
+            primary_reset_at_ms INTEGER,
+            secondary_used_percent REAL,
+            secondary_window_minutes INTEGER,
+            secondary_reset_at_ms INTEGER,
+            credits_has INTEGER,
+            credits_unlimited INTEGER,
+            credits_balance REAL,
+            observed_at_ms INTEGER NOT NULL))"),
+        QStringLiteral("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)"),
+        // No foreign key to accounts: the history outlives a removed account.
+        QStringLiteral(R"(CREATE TABLE request_log (
+            request_id TEXT PRIMARY KEY,
+            started_at_ms INTEGER NOT NULL,
+            route TEXT NOT NULL,
+            model TEXT,
+            session_key TEXT,
+            account_id TEXT,
+            account_alias TEXT,
+            chatgpt_account_id TEXT,
+            status TEXT NOT NULL,
+            kill_stage TEXT,
+            error_code TEXT,
+            upstream_request_id TEXT,
+            attempts_json TEXT NOT NULL DEFAULT '[]',
+            blocked_by_json TEXT NOT NULL DEFAULT '[]',
+            latency_queue_ms INTEGER,
+            latency_connect_ms INTEGER,
+            latency_first_event_ms INTEGER,
+            latency_total_ms INTEGER,
+            tokens_input INTEGER,
+            tokens_cached INTEGER,
+            tokens_output INTEGER,
+            tokens_reasoning INTEGER,
+            tokens_total INTEGER))"),
+        QStringLiteral("CREATE INDEX request_log_started ON request_log (started_at_ms)"),
+        QStringLiteral("CREATE INDEX request_log_account ON request_log (account_id, started_at_ms)"),
+        QStringLiteral(R"(CREATE TABLE response_anchors (
+            response_id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            created_at_ms INTEGER NOT NULL))"),
+        QStringLiteral("CREATE INDEX response_anchors_created ON response_anchors (created_at_ms)"),
+        QStringLiteral("CREATE INDEX response_anchors_account ON response_anchors (account_id)"),
+        QStringLiteral(R"(CREATE TABLE session_affinity (
+            session_key TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            updated_at_ms INTEGER NOT NULL))"),
+        QStringLiteral("CREATE INDEX session_affinity_account ON session_affinity (account_id)"),
+    };
+    return statements;
+}
+
+} // namespace
+
+bool applySchemaVersion(Database &db, int version, QString *error)
+{
+    const QStringList *statements = nullptr;
+    switch (version) {
+    case 1:
+        statements = &version1();
+        break;
+    default:
+        if (error)
+            *error = QStringLiteral("no migration to schema version %1").arg(version);
+        return false;
+    }
+    for (const QString &sql : *statements) {
+        QString stepError;
+        if (!db.exec(sql, &stepError)) {
+            if (error)
+                *error = QStringLiteral("schema version %1: %2").arg(version).arg(stepError);
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace sy

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <QMutex>
+#include <QObject>
+#include <QReadWriteLock>
+#include <QString>
+#include <atomic>
+#include <functional>
+
+class QThread;
+
+namespace sy {
+
+class Database;
+class StoreThreadContext;
+
+// The store thread: every database write of the running proxy happens here, on one connection, in
+// submission order. The proxy thread never blocks on disk: it submits a job and gets a callback on its own
+// thread after the job's transaction committed. That is how "the request-log row is committed before the
+// terminal event is flushed to the client" is built: flush the terminal event from onDone. With ok false
+// the row is not durable; writable() then tells whether the database itself stopped taking writes (new
+// turns are refused, in-flight ones still finish: DESIGN.md "Durability").
+//
+// A StoreWorker object belongs to the thread that created it (start/stop there); submit(), runBlocking(),
+// writable() and unwritableReason() may be called from any thread. The Database lives on the store thread.
+class StoreWorker : public QObject
+{
+    Q_OBJECT
+public:
+    // Runs on the store thread inside a transaction; returns false (setting *error) to roll it back.
+    using Job = std::function<bool(Database &db, QString *error)>;
+    // ok: the job succeeded and its transaction committed. error: why not (for people and logs).
+    using Done = std::function<void(bool ok, const QString &error)>;
+
+    explicit StoreWorker(QObject *parent = nullptr);
+    ~StoreWorker() override;
+
+    // Starts the thread and opens (creating and migrating) the database on it; blocks until that is done.
+    // Fails when the database cannot be opened or upgraded. A database that opens but cannot take writes
+    // starts fine with writable() == false.
+    bool start(const QString &databasePath, QString *error);
+    // Runs every job submitted so far, closes the database and ends the thread. Later jobs fail at once.
+    void stop();
+    bool isRunning() const;
+
+    // Queues a job in a write transaction (BEGIN IMMEDIATE). onDone runs on `context`'s thread (which needs
+    // an event loop) after the commit or the failure; it is dropped if context is destroyed first. With a
+    // null context onDone runs on the store thread.
+    void submit(Job job, QObject *context, Done onDone);
+    // The same in a read transaction (one consistent snapshot; works on a read-only database).
+    void submitRead(Job job, QObject *context, Done onDone);
+    // Runs a job on the store thread and waits for it. Never call it from the store thread.
+    bool runBlocking(Job job, QString *error, bool write = true);
+
+    // False once a write failed because the database file became read-only, full or unreadable (or it was
+    // so at start). Only a successful probe write (retried every reprobe interval) makes it true again.
+    bool writable() const { return m_writable.load(); }
+    QString unwritableReason() const;
+
+    // While unwritable, how often to retry a small write (default 5000 ms).
+    void setReprobeIntervalMs(int ms);
+    // How often to read meta.change_counter to notice other processes' account and settings changes
+    // (default 1000 ms; 0 turns polling off).
+    void setChangePollIntervalMs(int ms);
+
+    QThread *storeThread() const { return m_thread; }
+
+signals:
+    void writableChanged(bool writable, const QString &reason);
+    // meta.change_counter moved (a change by this or another process); reload accounts and settings.
+    void changeCounterChanged(qint64 counter);
+
+private:
+    friend class StoreThreadContext;
+    void enqueue(Job job, bool write, QObject *context, Done onDone);
+    void setWritableState(bool writable, const QString &reason);
+
+    QThread *m_thread = nullptr;
+    StoreThreadContext *m_context = nullptr;
+    // Read-locked while posting to the store thread, write-locked by stop(): a job is either posted before
+    // the shutdown or refused, and the context is never deleted under a poster.
+    mutable QReadWriteLock m_lifecycle;
+    bool m_running = false;
+    mutable QMutex m_reasonMutex;
+    QString m_reason;
+    std::atomic<bool> m_writable{false};
+    int m_reprobeIntervalMs = 5000;
+    int m_changePollIntervalMs = 1000;
+};
+
+} // namespace sy

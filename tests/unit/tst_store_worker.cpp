@@ -1,0 +1,318 @@
+// The store thread: jobs run there in order, onDone arrives on the caller's thread only after the commit,
+// failures roll back, and a database that cannot take writes (read-only file, disk full) is reported
+// through onDone(false) and writable().
+#include "store/Database.h"
+#include "store/RequestLogRepository.h"
+#include "store/SettingsRepository.h"
+#include "store/StoreWorker.h"
+
+#include <QFile>
+#include <QMutex>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+using namespace sy;
+
+namespace {
+
+RequestLogRecord row(const QString &id, const QString &route = QStringLiteral("/v1/responses"))
+{
+    RequestLogRecord r;
+    r.requestId = id;
+    r.startedAtMs = 1796000000000;
+    r.route = route;
+    r.status = QStringLiteral("completed");
+    return r;
+}
+
+int countRows(Database &db, const QString &where = QString())
+{
+    QSqlQuery q = db.query();
+    if (!q.exec(QStringLiteral("SELECT count(*) FROM request_log") + where) || !q.next())
+        return -1;
+    return q.value(0).toInt();
+}
+
+// Makes a file unwritable even for root (CAP_DAC_OVERRIDE ignores mode bits): mode 0444, plus the
+// immutable attribute when running as root. Undone on destruction.
+class ReadOnlyFile
+{
+public:
+    explicit ReadOnlyFile(const QString &path) : m_path(path)
+    {
+        QFile::setPermissions(path, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther);
+        if (stillWritable() && !QStandardPaths::findExecutable(QStringLiteral("chattr")).isEmpty())
+            m_immutable = QProcess::execute(QStringLiteral("chattr"), {QStringLiteral("+i"), path}) == 0;
+    }
+    ~ReadOnlyFile()
+    {
+        if (m_immutable)
+            QProcess::execute(QStringLiteral("chattr"), {QStringLiteral("-i"), m_path});
+        QFile::setPermissions(m_path, QFile::ReadOwner | QFile::WriteOwner);
+    }
+    bool stillWritable() const
+    {
+        QFile f(m_path);
+        return f.open(QIODevice::ReadWrite | QIODevice::Append);
+    }
+
+private:
+    QString m_path;
+    bool m_immutable = false;
+};
+
+} // namespace
+
+class tst_StoreWorker : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString pathFor(const char *name) const
+    {
+        return m_dir.filePath(QString::fromLatin1(name) + QStringLiteral(".sqlite"));
+    }
+
+private slots:
+    void jobsRunOnStoreThreadInOrderAndDoneFollowsCommit()
+    {
+        const QString path = pathFor("order");
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(path, &error), qPrintable(error));
+        QVERIFY(worker.writable());
+        Database reader; // the test thread's own connection, to see what is committed
+        QVERIFY(reader.open(path, &error, Database::OpenMode::ReadOnly));
+
+        QMutex mutex;
+        QList<int> ran;
+        QList<int> done;
+        QList<int> visibleAtDone;
+        bool wrongThread = false;
+        QObject context;
+        const int n = 20;
+        for (int i = 0; i < n; ++i) {
+            worker.submit(
+                [&, i](Database &db, QString *jobError) {
+                    QMutexLocker lock(&mutex);
+                    ran << i;
+                    wrongThread |= QThread::currentThread() != worker.storeThread();
+                    return RequestLogRepository(db).insert(row(QStringLiteral("req_%1").arg(i)), jobError);
+                },
+                &context,
+                [&, i](bool ok, const QString &doneError) {
+                    QVERIFY2(ok, qPrintable(doneError));
+                    wrongThread |= QThread::currentThread() != thread();
+                    done << i;
+                    visibleAtDone << countRows(reader, QStringLiteral(" WHERE request_id = 'req_%1'").arg(i));
+                });
+        }
+        QTRY_COMPARE(done.size(), n);
+        QList<int> expected;
+        for (int i = 0; i < n; ++i)
+            expected << i;
+        QCOMPARE(ran, expected);
+        QCOMPARE(done, expected);
+        QCOMPARE(visibleAtDone, QList<int>(n, 1)); // each row was durable before its onDone ran
+        QVERIFY(!wrongThread);
+    }
+
+    void failedJobRollsBack()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY(worker.start(pathFor("rollback"), &error));
+        QObject context;
+        std::optional<QPair<bool, QString>> result;
+        worker.submit(
+            [](Database &db, QString *jobError) {
+                if (!RequestLogRepository(db).insert(row(QStringLiteral("req_rolled_back")), jobError))
+                    return false;
+                *jobError = QStringLiteral("upstream settlement failed");
+                return false;
+            },
+            &context, [&](bool ok, const QString &e) { result = qMakePair(ok, e); });
+        QTRY_VERIFY(result.has_value());
+        QVERIFY(!result->first);
+        QCOMPARE(result->second, QStringLiteral("upstream settlement failed"));
+        int rows = -1;
+        QVERIFY(worker.runBlocking(
+            [&](Database &db, QString *) {
+                rows = countRows(db);
+                return true;
+            },
+            &error, false));
+        QCOMPARE(rows, 0);
+        QVERIFY(worker.writable()); // a job's own failure says nothing about the disk
+    }
+
+    void doneIsDroppedWithItsContext()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY(worker.start(pathFor("context"), &error));
+        bool called = false;
+        auto *context = new QObject;
+        worker.submit([](Database &, QString *) { return true; }, context,
+                      [&](bool, const QString &) { called = true; });
+        QVERIFY(worker.runBlocking([](Database &, QString *) { return true; }, &error)); // the job has run
+        delete context;
+        QTest::qWait(50);
+        QVERIFY(!called);
+    }
+
+    void stopRunsQueuedJobsThenRefuses()
+    {
+        const QString path = pathFor("stop");
+        {
+            StoreWorker worker;
+            QString error;
+            QVERIFY(worker.start(path, &error));
+            for (int i = 0; i < 10; ++i) {
+                worker.submit(
+                    [i](Database &db, QString *e) {
+                        return RequestLogRepository(db).insert(row(QStringLiteral("req_%1").arg(i)), e);
+                    },
+                    nullptr, nullptr);
+            }
+            worker.stop();
+            QVERIFY(!worker.isRunning());
+            QObject context;
+            std::optional<QString> refusal;
+            worker.submit([](Database &, QString *) { return true; }, &context,
+                          [&](bool ok, const QString &e) { refusal = ok ? QString() : e; });
+            QTRY_VERIFY(refusal.has_value());
+            QCOMPARE(*refusal, QStringLiteral("store is not running"));
+            QVERIFY(!worker.runBlocking([](Database &, QString *) { return true; }, &error));
+        }
+        Database db;
+        QString error;
+        QVERIFY(db.open(path, &error));
+        QCOMPARE(countRows(db), 10);
+    }
+
+    void startFailsForAFileThatIsNotADatabase()
+    {
+        const QString path = pathFor("garbage");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(4096, 'x'));
+        f.close();
+        StoreWorker worker;
+        QString error;
+        QVERIFY(!worker.start(path, &error));
+        QVERIFY2(error.contains(path), qPrintable(error));
+        QVERIFY(!worker.isRunning());
+    }
+
+    void diskFullMakesStoreUnwritableUntilAProbeSucceeds()
+    {
+        StoreWorker worker;
+        worker.setReprobeIntervalMs(60000);
+        QString error;
+        QVERIFY(worker.start(pathFor("full"), &error));
+        QSignalSpy writableSpy(&worker, &StoreWorker::writableChanged);
+        // SQLite's max_page_count makes the file "full" exactly like a full disk does (SQLITE_FULL).
+        QVERIFY(worker.runBlocking(
+            [](Database &db, QString *e) { return db.exec(QStringLiteral("PRAGMA max_page_count = 1"), e); },
+            &error));
+        QObject context;
+        std::optional<QPair<bool, QString>> result;
+        const QString bigRoute = QString(200000, QLatin1Char('r'));
+        worker.submit(
+            [&](Database &db, QString *e) {
+                return RequestLogRepository(db).insert(row(QStringLiteral("req_big"), bigRoute), e);
+            },
+            &context, [&](bool ok, const QString &e) { result = qMakePair(ok, e); });
+        QTRY_VERIFY(result.has_value());
+        QVERIFY(!result->first);
+        QVERIFY2(result->second.contains(QStringLiteral("full")), qPrintable(result->second));
+        QVERIFY(!worker.writable());
+        QVERIFY2(worker.unwritableReason().contains(QStringLiteral("full")), qPrintable(worker.unwritableReason()));
+        QTRY_COMPARE(writableSpy.size(), 1);
+        QCOMPARE(writableSpy.at(0).at(0).toBool(), false);
+
+        // Space comes back: the next probe notices.
+        QVERIFY(worker.runBlocking(
+            [](Database &db, QString *) {
+                return db.query().exec(QStringLiteral("PRAGMA max_page_count = 1073741823"));
+            },
+            &error));
+        worker.setReprobeIntervalMs(20);
+        QTRY_VERIFY(worker.writable());
+        QTRY_COMPARE(writableSpy.size(), 2);
+        QCOMPARE(writableSpy.at(1).at(0).toBool(), true);
+        QVERIFY(worker.unwritableReason().isEmpty());
+    }
+
+    void readOnlyFileOpensUnwritable()
+    {
+        const QString path = pathFor("readonly");
+        {
+            Database db;
+            QString error;
+            QVERIFY(db.open(path, &error));
+            QVERIFY(RequestLogRepository(db).insert(row(QStringLiteral("req_old")), &error));
+        }
+        ReadOnlyFile guard(path);
+        if (guard.stillWritable())
+            QSKIP("cannot make a file read-only here (root without chattr)");
+
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(path, &error), qPrintable(error));
+        QVERIFY(!worker.writable());
+        QVERIFY2(worker.unwritableReason().contains(QStringLiteral("readonly")), qPrintable(worker.unwritableReason()));
+
+        QObject context;
+        std::optional<QPair<bool, QString>> write;
+        worker.submit(
+            [](Database &db, QString *e) { return RequestLogRepository(db).insert(row(QStringLiteral("req_new")), e); },
+            &context, [&](bool ok, const QString &e) { write = qMakePair(ok, e); });
+        QTRY_VERIFY(write.has_value());
+        QVERIFY(!write->first);
+        QVERIFY2(write->second.contains(QStringLiteral("readonly")), qPrintable(write->second));
+
+        int rows = -1;
+        std::optional<bool> read;
+        worker.submitRead(
+            [&](Database &db, QString *) {
+                rows = countRows(db);
+                return true;
+            },
+            &context, [&](bool ok, const QString &) { read = ok; });
+        QTRY_VERIFY(read.has_value());
+        QVERIFY(*read);
+        QCOMPARE(rows, 1);
+        QVERIFY(!worker.writable());
+    }
+
+    void pollingNoticesOtherConnectionsChanges()
+    {
+        const QString path = pathFor("poll");
+        StoreWorker worker;
+        worker.setChangePollIntervalMs(50);
+        QString error;
+        QVERIFY(worker.start(path, &error));
+        QSignalSpy spy(&worker, &StoreWorker::changeCounterChanged);
+        QTest::qWait(150);
+        QCOMPARE(spy.size(), 0); // nothing changed yet
+
+        Database cli; // another connection, as the CLI in another process would have
+        QVERIFY(cli.open(path, &error));
+        QVERIFY(SettingsRepository(cli).setStrategy(QStringLiteral("fill_first"), &error));
+        QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 1000);
+        QCOMPARE(spy.at(0).at(0).toLongLong(), *cli.changeCounter());
+        QTest::qWait(150);
+        QCOMPARE(spy.size(), 1); // one change, one signal
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_StoreWorker)
+#include "tst_store_worker.moc"
