@@ -219,8 +219,8 @@ QList<Candidate> AccountPool::candidates(bool ignoreSlots) const
         c.cooldownUntilMs = a.record.cooldownUntilMs.value_or(0);
         c.usage = a.usage;
         c.lastSelectedMs = a.record.lastSelectedMs.value_or(0);
-        const int slots = qMax(1, a.record.slotCount > 0 ? a.record.slotCount : m_config.slotsPerAccount);
-        c.freeSlots = ignoreSlots ? 1 : qMax(0, slots - a.inFlight);
+        const int slotTotal = qMax(1, a.record.slotCount > 0 ? a.record.slotCount : m_config.slotsPerAccount);
+        c.freeSlots = ignoreSlots ? 1 : qMax(0, slotTotal - a.inFlight);
         out.append(c);
     }
     return out;
@@ -398,7 +398,7 @@ QJsonArray AccountPool::statusJson() const
     QJsonArray out;
     const qint64 now = m_clock.nowMs();
     for (const Account &a : m_accounts) {
-        const int slots = a.record.slotCount > 0 ? a.record.slotCount : m_config.slotsPerAccount;
+        const int slotTotal = a.record.slotCount > 0 ? a.record.slotCount : m_config.slotsPerAccount;
         QJsonObject o{
             {QStringLiteral("account_id"), a.record.id},
             {QStringLiteral("account_alias"), a.record.alias ? QJsonValue(*a.record.alias) : QJsonValue()},
@@ -412,7 +412,7 @@ QJsonArray AccountPool::statusJson() const
             {QStringLiteral("cooldown_until"),
              a.record.cooldownUntilMs && *a.record.cooldownUntilMs > now ? optionalTime(a.record.cooldownUntilMs)
                                                                           : QJsonValue()},
-            {QStringLiteral("slots"), slots},
+            {QStringLiteral("slots"), slotTotal},
             {QStringLiteral("in_flight"), a.inFlight},
             {QStringLiteral("pinned"), a.record.id == m_pinnedAccountId},
             {QStringLiteral("primary_window"), windowJson(a.usage.primary)},

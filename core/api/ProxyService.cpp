@@ -135,10 +135,10 @@ void ProxyService::handleLocalApi(int route, HttpRequestPtr request, HttpRespons
         response->sendFull(200, "application/json", QByteArrayLiteral("{\"reloading\":true}"));
         return;
     case Route::ApiRequests: {
-        bool ok = true;
+        bool valid = true;
         const QString limitText = request->query.queryItemValue(QStringLiteral("limit"));
-        const int limit = limitText.isEmpty() ? 100 : limitText.toInt(&ok);
-        if (!ok || limit < 1 || limit > 100000) {
+        const int limit = limitText.isEmpty() ? 100 : limitText.toInt(&valid);
+        if (!valid || limit < 1 || limit > 100000) {
             response->sendJsonError(400, "invalid_request_error", "invalid_limit",
                                     QStringLiteral("limit must be a number from 1 to 100000"));
             return;
@@ -150,11 +150,11 @@ void ProxyService::handleLocalApi(int route, HttpRequestPtr request, HttpRespons
                 *rows = RequestLogRepository::toJson(RequestLogRepository(db).recent(limit, error));
                 return error->isEmpty();
             },
-            this, [rows, out](bool ok, const QString &error) {
+            this, [rows, out](bool ok, const QString &problem) {
                 if (!out)
                     return;
                 if (!ok) {
-                    out->sendJsonError(503, "server_error", "store_unavailable", error);
+                    out->sendJsonError(503, "server_error", "store_unavailable", problem);
                     return;
                 }
                 out->sendFull(200, "application/json", QJsonDocument(*rows).toJson(QJsonDocument::Compact));

@@ -6,6 +6,7 @@
 #include "api/translate/ResponsesRequestSanitizer.h"
 #include "http/HttpResponse.h"
 #include "routing/Cooldown.h"
+#include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
 #include "util/Ids.h"
 

@@ -5,6 +5,7 @@
 #include "util/Ids.h"
 
 #include <QDateTime>
+#include <QJsonArray>
 #include <QJsonDocument>
 
 namespace sy {
