@@ -1,0 +1,313 @@
+#include "http/HttpConnection.h"
+
+#include "http/BodyDecoder.h"
+#include "http/HttpResponse.h"
+#include "util/Clock.h"
+
+#include <QPointer>
+#include <QTcpSocket>
+#include <http_parser.h>
+
+#ifdef Q_OS_WIN
+#include <winsock2.h>
+#else
+#include <sys/socket.h>
+#endif
+
+namespace sy {
+
+namespace {
+
+HttpConnection *self(http_parser *p)
+{
+    return static_cast<HttpConnection *>(p->data);
+}
+
+const http_parser_settings &parserSettings()
+{
+    static const http_parser_settings settings = [] {
+        http_parser_settings s;
+        http_parser_settings_init(&s);
+        s.on_message_begin = [](http_parser *p) { return self(p)->onMessageBegin(); };
+        s.on_url = [](http_parser *p, const char *at, size_t n) { return self(p)->onUrl(at, n); };
+        s.on_header_field = [](http_parser *p, const char *at, size_t n) { return self(p)->onHeaderField(at, n); };
+        s.on_header_value = [](http_parser *p, const char *at, size_t n) { return self(p)->onHeaderValue(at, n); };
+        s.on_headers_complete = [](http_parser *p) { return self(p)->onHeadersComplete(); };
+        s.on_body = [](http_parser *p, const char *at, size_t n) { return self(p)->onBody(at, n); };
+        s.on_message_complete = [](http_parser *p) { return self(p)->onMessageComplete(); };
+        return s;
+    }();
+    return settings;
+}
+
+} // namespace
+
+HttpConnection::HttpConnection(QTcpSocket *socket, quint64 id, const HttpServerConfig &config,
+                               HttpDispatcher dispatcher, QObject *parent)
+    : QObject(parent), m_socket(socket), m_id(id), m_config(config), m_dispatcher(std::move(dispatcher)),
+      m_parser(std::make_unique<http_parser>())
+{
+    if (!m_config.clock)
+        m_config.clock = &SystemClock::instance();
+    m_socket->setParent(this);
+    http_parser_init(m_parser.get(), HTTP_REQUEST);
+    m_parser->data = this;
+
+    m_idleTimer.setSingleShot(true);
+    m_requestTimer.setSingleShot(true);
+    m_closeTimer.setSingleShot(true);
+    connect(&m_idleTimer, &QTimer::timeout, this, &HttpConnection::beginClose);
+    connect(&m_requestTimer, &QTimer::timeout, this, [this] {
+        failRequest(
+            {408, "invalid_request_error", "request_timeout", QStringLiteral("request was not received in time")});
+    });
+    connect(&m_closeTimer, &QTimer::timeout, this, &HttpConnection::teardown);
+
+    connect(m_socket, &QTcpSocket::readyRead, this, &HttpConnection::onReadyRead);
+    connect(m_socket, &QTcpSocket::bytesWritten, this, &HttpConnection::onBytesWritten);
+    connect(m_socket, &QTcpSocket::disconnected, this, &HttpConnection::teardown);
+    connect(m_socket, &QTcpSocket::errorOccurred, this, [this](QAbstractSocket::SocketError e) {
+        if (e != QAbstractSocket::SocketTimeoutError && e != QAbstractSocket::TemporaryError)
+            teardown();
+    });
+    // Qt enters ClosingState on its own when the peer sends EOF; a client that closes its side is gone,
+    // even while a handler streams and no request bytes arrive.
+    connect(m_socket, &QTcpSocket::stateChanged, this, [this](QAbstractSocket::SocketState state) {
+        if (state == QAbstractSocket::ClosingState || state == QAbstractSocket::UnconnectedState)
+            teardown();
+    });
+    armIdleTimer();
+    if (m_socket->bytesAvailable() > 0)
+        QMetaObject::invokeMethod(this, &HttpConnection::onReadyRead, Qt::QueuedConnection);
+}
+
+HttpConnection::~HttpConnection() = default;
+
+void HttpConnection::abort()
+{
+    teardown();
+}
+
+void HttpConnection::armIdleTimer()
+{
+    if (m_config.idleTimeoutMs > 0)
+        m_idleTimer.start(m_config.idleTimeoutMs);
+}
+
+void HttpConnection::onReadyRead()
+{
+    if (m_gone)
+        return;
+    const QByteArray data = m_socket->readAll();
+    if (m_closing)
+        return; // lingering close: drain and discard what the client still sends
+    m_inbox.append(data);
+    if (m_active) {
+        // Pipelined bytes wait for the current response; refuse to hoard more than one maximal request.
+        if (m_inbox.size() > m_config.maxHeaderBytes + m_config.maxBodyBytes + 64 * 1024) {
+            m_inbox.clear();
+            m_closeAfterActive = true;
+        }
+        return;
+    }
+    processInbox();
+}
+
+void HttpConnection::processInbox()
+{
+    while (!m_active && !m_closing && !m_gone && !m_inbox.isEmpty()) {
+        m_error = {};
+        const size_t parsed =
+            http_parser_execute(m_parser.get(), &parserSettings(), m_inbox.constData(), size_t(m_inbox.size()));
+        m_inbox.remove(0, qsizetype(parsed));
+        const auto err = HTTP_PARSER_ERRNO(m_parser.get());
+        if (err == HPE_PAUSED) {
+            http_parser_pause(m_parser.get(), 0);
+            dispatchCompleted();
+            continue;
+        }
+        if (m_error.status == 0 && err != HPE_OK) {
+            if (err == HPE_HEADER_OVERFLOW)
+                m_error = {431, "invalid_request_error", "headers_too_large",
+                           QStringLiteral("request headers are too large")};
+            else if (err == HPE_INVALID_TRANSFER_ENCODING)
+                m_error = {501, "invalid_request_error", "unsupported_transfer_encoding",
+                           QStringLiteral("unsupported transfer-encoding")};
+            else
+                m_error = {
+                    400, "invalid_request_error", "malformed_request",
+                    QStringLiteral("malformed HTTP request: %1").arg(QString::fromLatin1(http_errno_description(err)))};
+        }
+        if (m_error.status != 0) {
+            failRequest(m_error);
+            return;
+        }
+        if (m_messageComplete) {
+            // An upgrade request makes the parser stop right after the head; the rest is the next request.
+            dispatchCompleted();
+            continue;
+        }
+        if (parsed == 0)
+            break;
+    }
+}
+
+void HttpConnection::dispatchCompleted()
+{
+    m_messageComplete = false;
+    std::shared_ptr<HttpRequest> request = std::move(m_building);
+    m_building.reset();
+    if (!request)
+        return;
+    ++m_sequence;
+    request->wireBodyBytes = m_body.size();
+    request->contentEncoding = request->header("content-encoding");
+    BodyDecodeResult decoded = decodeContentEncoding(request->contentEncoding, m_body, m_config.maxBodyBytes);
+    m_body.clear();
+    switch (decoded.status) {
+    case BodyDecodeResult::Ok:
+        break;
+    case BodyDecodeResult::TooLarge:
+        failRequest({413, "invalid_request_error", "request_too_large", decoded.detail});
+        return;
+    case BodyDecodeResult::Unsupported:
+        failRequest({415, "invalid_request_error", "unsupported_content_encoding", decoded.detail});
+        return;
+    case BodyDecodeResult::Corrupt:
+        failRequest({400, "invalid_request_error", "invalid_body_encoding", decoded.detail});
+        return;
+    }
+    request->body = std::move(decoded.body);
+    if (m_closeAfterActive)
+        request->keepAlive = false;
+
+    auto *response = new HttpResponse(this, request, m_config.lowWatermark, m_config.highWatermark);
+    m_active = response;
+    m_dispatcher(std::move(request), response);
+}
+
+bool HttpConnection::writeToSocket(const QByteArray &bytes)
+{
+    if (m_gone || m_socket->state() != QAbstractSocket::ConnectedState)
+        return false;
+    ++m_writeDepth;
+    const bool ok = m_socket->write(bytes) == bytes.size();
+    m_socket->flush(); // push to the kernel now instead of on the next event-loop pass
+    --m_writeDepth;
+    return ok && !m_gone;
+}
+
+qint64 HttpConnection::pendingBytes() const
+{
+    return m_gone ? 0 : m_socket->bytesToWrite();
+}
+
+void HttpConnection::onBytesWritten()
+{
+    if (m_active)
+        m_active->checkDrained();
+    maybeHalfClose();
+}
+
+void HttpConnection::responseFinished(HttpResponse *response, bool closeConnection)
+{
+    if (response != m_active)
+        return;
+    m_active = nullptr;
+    response->deleteLater();
+    if (m_gone)
+        return;
+    if (closeConnection || m_closeAfterActive) {
+        beginClose();
+        return;
+    }
+    if (m_inbox.isEmpty())
+        armIdleTimer();
+    else
+        QMetaObject::invokeMethod(this, &HttpConnection::processInbox, Qt::QueuedConnection);
+}
+
+void HttpConnection::failRequest(const PendingError &error)
+{
+    if (m_gone || m_closing)
+        return;
+    if (m_active) {
+        // Only reachable for a request timeout racing a dispatch; the active response decides.
+        return;
+    }
+    const QByteArray body = HttpResponse::jsonErrorBody(error.type, error.code, error.message);
+    QByteArray head = "HTTP/1.1 " + QByteArray::number(error.status) + ' ' + HttpResponse::reasonPhrase(error.status) +
+                      "\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) +
+                      "\r\nConnection: close\r\n\r\n";
+    writeToSocket(head + body);
+    beginClose();
+}
+
+void HttpConnection::beginClose()
+{
+    if (m_closing || m_gone)
+        return;
+    m_closing = true;
+    m_idleTimer.stop();
+    m_requestTimer.stop();
+    m_inbox.clear();
+    // A client that never reads what is left must not keep the connection forever.
+    m_closeTimer.start(qMax(m_config.requestTimeoutMs, m_config.lingerMs));
+    maybeHalfClose();
+}
+
+void HttpConnection::maybeHalfClose()
+{
+    if (!m_closing || m_halfClosed || m_gone || m_socket->bytesToWrite() > 0)
+        return;
+    m_halfClosed = true;
+    // Send FIN but keep reading for a moment: closing with unread input would reset the connection and
+    // could destroy an error response the client has not read yet.
+    const qintptr fd = m_socket->socketDescriptor();
+    if (fd >= 0) {
+#ifdef Q_OS_WIN
+        ::shutdown(SOCKET(fd), SD_SEND);
+#else
+        ::shutdown(int(fd), SHUT_WR);
+#endif
+    }
+    m_closeTimer.start(m_config.lingerMs);
+}
+
+void HttpConnection::teardown()
+{
+    if (m_gone)
+        return;
+    m_gone = true;
+    m_idleTimer.stop();
+    m_requestTimer.stop();
+    m_closeTimer.stop();
+    m_inbox.clear();
+    HttpResponse *active = m_active;
+    m_active = nullptr;
+    if (active)
+        active->m_clientGone = true; // from now on write() fails, even before the signal is delivered
+    auto notify = [this, active = QPointer<HttpResponse>(active)] {
+        if (active) {
+            active->markClientGone();
+            active->deleteLater();
+        }
+    };
+    // The socket may report the loss from inside a handler's write(); tell the handler after it returned.
+    if (m_writeDepth > 0)
+        QMetaObject::invokeMethod(this, notify, Qt::QueuedConnection);
+    else
+        notify();
+    // Aborting from inside the socket's own signal emission is avoided by deferring it.
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            if (m_socket->state() != QAbstractSocket::UnconnectedState)
+                m_socket->abort();
+            emit closed(this);
+            deleteLater();
+        },
+        Qt::QueuedConnection);
+}
+
+} // namespace sy

@@ -1,0 +1,119 @@
+#pragma once
+
+#include "http/HttpRequest.h"
+
+#include <QByteArray>
+#include <QObject>
+#include <QTimer>
+#include <functional>
+#include <memory>
+
+class QTcpSocket;
+struct http_parser;
+
+namespace sy {
+
+class Clock;
+class HttpResponse;
+
+struct HttpServerConfig
+{
+    qint64 maxBodyBytes = 32 * 1024 * 1024;
+    qint64 maxHeaderBytes = 64 * 1024;
+    int idleTimeoutMs = 120 * 1000;   // keep-alive connection without a request in progress
+    int requestTimeoutMs = 30 * 1000; // a started request must complete its head (and keep its body moving)
+    int lingerMs = 2000;              // how long to drain unread input after we stop sending, before closing
+    qint64 lowWatermark = 64 * 1024;
+    qint64 highWatermark = 256 * 1024;
+    const Clock *clock = nullptr;
+};
+
+using HttpDispatcher = std::function<void(HttpRequestPtr, HttpResponse *)>;
+
+// One accepted downstream socket: parses requests with libhttp-parser, hands them to the dispatcher one at a
+// time (a pipelined request waits until the previous response ended) and owns the HttpResponse objects.
+// Internal to the http module; use HttpServer.
+class HttpConnection : public QObject
+{
+    Q_OBJECT
+
+public:
+    HttpConnection(QTcpSocket *socket, quint64 id, const HttpServerConfig &config, HttpDispatcher dispatcher,
+                   QObject *parent);
+    ~HttpConnection() override;
+
+    quint64 id() const { return m_id; }
+    // Drops the connection at once (server shutdown); an unfinished response reports clientDisconnected().
+    void abort();
+
+    // Used by HttpResponse.
+    bool writeToSocket(const QByteArray &bytes);
+    qint64 pendingBytes() const;
+    void responseFinished(HttpResponse *response, bool closeConnection);
+    bool inWrite() const { return m_writeDepth > 0; }
+
+    // libhttp-parser callbacks (called through C trampolines).
+    int onMessageBegin();
+    int onUrl(const char *at, size_t length);
+    int onHeaderField(const char *at, size_t length);
+    int onHeaderValue(const char *at, size_t length);
+    int onHeadersComplete();
+    int onBody(const char *at, size_t length);
+    int onMessageComplete();
+
+signals:
+    void closed(sy::HttpConnection *connection);
+
+private:
+    struct PendingError
+    {
+        int status = 0;
+        QByteArray type;
+        QByteArray code;
+        QString message;
+    };
+
+    void onReadyRead();
+    void onBytesWritten();
+    void processInbox();
+    void dispatchCompleted();
+    bool addHeaderBytes(qsizetype n);
+    void commitHeader();
+    bool parseTarget(HttpRequest &request);
+    int reject(int status, QByteArray type, QByteArray code, QString message);
+    void failRequest(const PendingError &error);
+    void beginClose();
+    void maybeHalfClose();
+    void teardown();
+    void armIdleTimer();
+
+    QTcpSocket *m_socket;
+    quint64 m_id;
+    HttpServerConfig m_config;
+    HttpDispatcher m_dispatcher;
+    std::unique_ptr<http_parser> m_parser;
+
+    QByteArray m_inbox;
+    std::shared_ptr<HttpRequest> m_building;
+    QByteArray m_url;
+    QByteArray m_field;
+    QByteArray m_value;
+    bool m_lastWasValue = false;
+    qint64 m_headerBytes = 0;
+    QByteArray m_body;
+    bool m_messageComplete = false;
+    int m_sequence = 0;
+    PendingError m_error;
+
+    HttpResponse *m_active = nullptr;
+    QTimer m_idleTimer;
+    QTimer m_requestTimer;
+    QTimer m_closeTimer;
+    int m_writeDepth = 0;
+    bool m_closing = false;
+    bool m_halfClosed = false;
+    bool m_gone = false;
+    bool m_closeAfterActive = false;
+};
+
+} // namespace sy

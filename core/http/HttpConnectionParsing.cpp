@@ -1,0 +1,185 @@
+// libhttp-parser callbacks of HttpConnection: they assemble one HttpRequest and refuse bad ones early.
+#include "http/BodyDecoder.h"
+#include "http/HttpConnection.h"
+#include "util/Clock.h"
+
+#include <QTcpSocket>
+#include <QUrl>
+#include <climits>
+#include <http_parser.h>
+
+namespace sy {
+
+namespace {
+
+QByteArray lowerAscii(QByteArray s)
+{
+    for (char &c : s) {
+        if (c >= 'A' && c <= 'Z')
+            c = char(c - 'A' + 'a');
+    }
+    return s;
+}
+
+bool onlyChunkedTransferCoding(const QList<QByteArray> &values)
+{
+    for (const QByteArray &value : values) {
+        for (const QByteArray &token : value.split(',')) {
+            if (!headerNameEquals(token.trimmed(), "chunked"))
+                return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+bool HttpConnection::addHeaderBytes(qsizetype n)
+{
+    m_headerBytes += n;
+    return m_headerBytes <= m_config.maxHeaderBytes;
+}
+
+int HttpConnection::reject(int status, QByteArray type, QByteArray code, QString message)
+{
+    m_error = {status, std::move(type), std::move(code), std::move(message)};
+    return -1; // on_headers_complete treats 1 and 2 as "skip body", so use a value every callback reads as error
+}
+
+int HttpConnection::onMessageBegin()
+{
+    m_idleTimer.stop();
+    if (m_config.requestTimeoutMs > 0)
+        m_requestTimer.start(m_config.requestTimeoutMs);
+    m_building = std::make_shared<HttpRequest>();
+    m_building->receivedAtMs = m_config.clock->monotonicMs();
+    m_url.clear();
+    m_field.clear();
+    m_value.clear();
+    m_lastWasValue = false;
+    m_headerBytes = 0;
+    m_body.clear();
+    m_messageComplete = false;
+    return 0;
+}
+
+int HttpConnection::onUrl(const char *at, size_t length)
+{
+    if (!addHeaderBytes(qsizetype(length)))
+        return reject(414, "invalid_request_error", "uri_too_long", QStringLiteral("request target is too long"));
+    m_url.append(at, qsizetype(length));
+    return 0;
+}
+
+void HttpConnection::commitHeader()
+{
+    if (!m_field.isEmpty())
+        m_building->headers.append({lowerAscii(m_field), m_value.trimmed()});
+    m_field.clear();
+    m_value.clear();
+}
+
+int HttpConnection::onHeaderField(const char *at, size_t length)
+{
+    if (!addHeaderBytes(qsizetype(length) + 4))
+        return reject(431, "invalid_request_error", "headers_too_large",
+                      QStringLiteral("request headers are too large"));
+    if (m_lastWasValue)
+        commitHeader();
+    m_lastWasValue = false;
+    m_field.append(at, qsizetype(length));
+    return 0;
+}
+
+int HttpConnection::onHeaderValue(const char *at, size_t length)
+{
+    if (!addHeaderBytes(qsizetype(length)))
+        return reject(431, "invalid_request_error", "headers_too_large",
+                      QStringLiteral("request headers are too large"));
+    m_lastWasValue = true;
+    m_value.append(at, qsizetype(length));
+    return 0;
+}
+
+bool HttpConnection::parseTarget(HttpRequest &request)
+{
+    request.target = m_url;
+    QByteArray pathAndQuery = m_url;
+    if (!m_url.startsWith('/') && m_url != "*") {
+        // Absolute-form target ("http://host/path?q"), as sent to proxies.
+        const QUrl url = QUrl::fromEncoded(m_url, QUrl::StrictMode);
+        if (!url.isValid() || url.scheme().isEmpty())
+            return false;
+        pathAndQuery = url.path(QUrl::FullyEncoded).toUtf8();
+        if (url.hasQuery())
+            pathAndQuery += '?' + url.query(QUrl::FullyEncoded).toUtf8();
+    }
+    const qsizetype hash = pathAndQuery.indexOf('#');
+    if (hash >= 0)
+        pathAndQuery.truncate(hash);
+    const qsizetype q = pathAndQuery.indexOf('?');
+    QByteArray rawPath = q >= 0 ? pathAndQuery.left(q) : pathAndQuery;
+    if (q >= 0)
+        request.rawQuery = pathAndQuery.mid(q + 1);
+    if (rawPath.isEmpty())
+        rawPath = "/";
+    request.path = QString::fromUtf8(QByteArray::fromPercentEncoding(rawPath));
+    request.query = QUrlQuery(QString::fromUtf8(request.rawQuery));
+    return true;
+}
+
+int HttpConnection::onHeadersComplete()
+{
+    if (m_lastWasValue || !m_field.isEmpty())
+        commitHeader();
+    HttpRequest &r = *m_building;
+    r.method = http_method_str(http_method(m_parser->method));
+    r.httpMajor = m_parser->http_major;
+    r.httpMinor = m_parser->http_minor;
+    r.peerAddress = m_socket->peerAddress();
+    r.peerPort = m_socket->peerPort();
+    r.connectionId = m_id;
+    r.sequenceOnConnection = m_sequence;
+    if (!parseTarget(r))
+        return reject(400, "invalid_request_error", "malformed_request", QStringLiteral("invalid request target"));
+
+    const QList<QByteArray> transferCodings = r.headerValues("transfer-encoding");
+    if (!transferCodings.isEmpty() && !onlyChunkedTransferCoding(transferCodings))
+        return reject(501, "invalid_request_error", "unsupported_transfer_encoding",
+                      QStringLiteral("only the chunked transfer-encoding is supported"));
+    const QByteArray contentEncoding = r.header("content-encoding");
+    if (!isSupportedContentEncoding(contentEncoding))
+        return reject(415, "invalid_request_error", "unsupported_content_encoding",
+                      QStringLiteral("unsupported content-encoding; use zstd, gzip or deflate"));
+    // Decide from Content-Length before reading the body, so an oversized upload is refused at once.
+    const bool chunked = (m_parser->flags & F_CHUNKED) != 0;
+    if (!chunked && m_parser->content_length != ULLONG_MAX && m_parser->content_length > quint64(m_config.maxBodyBytes))
+        return reject(413, "invalid_request_error", "request_too_large",
+                      QStringLiteral("request body exceeds %1 bytes").arg(m_config.maxBodyBytes));
+    if (r.httpMajor == 1 && r.httpMinor >= 1 && headerNameEquals(r.header("expect"), "100-continue"))
+        writeToSocket(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
+    return 0;
+}
+
+int HttpConnection::onBody(const char *at, size_t length)
+{
+    if (m_body.size() + qint64(length) > m_config.maxBodyBytes)
+        return reject(413, "invalid_request_error", "request_too_large",
+                      QStringLiteral("request body exceeds %1 bytes").arg(m_config.maxBodyBytes));
+    m_body.append(at, qsizetype(length));
+    if (m_config.requestTimeoutMs > 0)
+        m_requestTimer.start(m_config.requestTimeoutMs); // a body that keeps moving is not slow
+    return 0;
+}
+
+int HttpConnection::onMessageComplete()
+{
+    m_requestTimer.stop();
+    m_building->keepAlive = http_should_keep_alive(m_parser.get()) != 0;
+    m_messageComplete = true;
+    // Stop after this message: the next pipelined request is parsed once this one's response ended.
+    http_parser_pause(m_parser.get(), 1);
+    return 0;
+}
+
+} // namespace sy

@@ -1,0 +1,142 @@
+#include "lib/FakeUpstreamProcess.h"
+
+#include "lib/HttpTestClient.h"
+
+#include <QDeadlineTimer>
+#include <QJsonDocument>
+
+namespace sy::test {
+
+FakeUpstreamProcess::FakeUpstreamProcess()
+{
+    m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+}
+
+FakeUpstreamProcess::~FakeUpstreamProcess()
+{
+    stop();
+}
+
+bool FakeUpstreamProcess::start(int timeoutMs)
+{
+    const QString program = qEnvironmentVariable("SWITCHYARD_FAKE_UPSTREAM");
+    if (program.isEmpty()) {
+        m_error = QStringLiteral("SWITCHYARD_FAKE_UPSTREAM is not set");
+        return false;
+    }
+    m_process.start(program, {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--exit-on-stdin-close")});
+    if (!m_process.waitForStarted(timeoutMs)) {
+        m_error = QStringLiteral("cannot start %1: %2").arg(program, m_process.errorString());
+        return false;
+    }
+    QDeadlineTimer deadline(timeoutMs);
+    QByteArray output;
+    while (!deadline.hasExpired()) {
+        if (!m_process.canReadLine() && !m_process.waitForReadyRead(int(qMax<qint64>(1, deadline.remainingTime()))))
+            break;
+        while (m_process.canReadLine()) {
+            const QByteArray line = m_process.readLine().trimmed();
+            output += line + '\n';
+            if (line.startsWith("LISTENING ")) {
+                m_port = quint16(line.mid(10).toUInt());
+                return m_port != 0;
+            }
+        }
+    }
+    m_error = QStringLiteral("fake upstream did not report LISTENING: %1").arg(QString::fromUtf8(output));
+    stop();
+    return false;
+}
+
+void FakeUpstreamProcess::stop()
+{
+    if (m_process.state() != QProcess::NotRunning) {
+        m_process.kill();
+        m_process.waitForFinished(5000);
+    }
+    m_port = 0;
+}
+
+bool FakeUpstreamProcess::isRunning() const
+{
+    return m_process.state() == QProcess::Running;
+}
+
+QString FakeUpstreamProcess::baseUrl() const
+{
+    return QStringLiteral("http://127.0.0.1:%1/backend-api").arg(m_port);
+}
+
+QUrl FakeUpstreamProcess::url(const QString &path) const
+{
+    return QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(m_port).arg(path));
+}
+
+bool FakeUpstreamProcess::control(const QByteArray &method, const QString &what, const QJsonObject &body,
+                                  QByteArray *reply)
+{
+    const QByteArray payload = body.isEmpty() ? QByteArray() : QJsonDocument(body).toJson(QJsonDocument::Compact);
+    const HttpResult r = httpRequest(method, url(QStringLiteral("/__control/") + what), {}, payload, 10000);
+    if (reply)
+        *reply = r.body;
+    if (r.status != 200)
+        m_error = QStringLiteral("control %1 failed: %2 %3").arg(what).arg(r.status).arg(QString::fromUtf8(r.body));
+    return r.status == 200;
+}
+
+bool FakeUpstreamProcess::script(const QString &accountId, const QStringList &actions, bool sticky,
+                                 const QString &endpoint)
+{
+    return control("POST", QStringLiteral("script"),
+                   {{QStringLiteral("account_id"), accountId},
+                    {QStringLiteral("actions"), QJsonArray::fromStringList(actions)},
+                    {QStringLiteral("sticky"), sticky},
+                    {QStringLiteral("endpoint"), endpoint}},
+                   nullptr);
+}
+
+bool FakeUpstreamProcess::scriptToken(const QString &token, const QStringList &actions, bool sticky,
+                                      const QString &endpoint)
+{
+    return control("POST", QStringLiteral("script"),
+                   {{QStringLiteral("token"), token},
+                    {QStringLiteral("actions"), QJsonArray::fromStringList(actions)},
+                    {QStringLiteral("sticky"), sticky},
+                    {QStringLiteral("endpoint"), endpoint}},
+                   nullptr);
+}
+
+bool FakeUpstreamProcess::setUsage(const QString &accountId, const QJsonObject &usage)
+{
+    QJsonObject body = usage;
+    body.insert(QStringLiteral("account_id"), accountId);
+    return control("POST", QStringLiteral("usage"), body, nullptr);
+}
+
+QJsonArray FakeUpstreamProcess::log()
+{
+    QByteArray reply;
+    if (!control("GET", QStringLiteral("log"), {}, &reply))
+        return {};
+    return QJsonDocument::fromJson(reply).array();
+}
+
+QJsonObject FakeUpstreamProcess::stats()
+{
+    QByteArray reply;
+    if (!control("GET", QStringLiteral("stats"), {}, &reply))
+        return {};
+    return QJsonDocument::fromJson(reply).object();
+}
+
+bool FakeUpstreamProcess::reset()
+{
+    return control("POST", QStringLiteral("reset"), {}, nullptr);
+}
+
+bool FakeUpstreamProcess::dropHeld()
+{
+    return control("POST", QStringLiteral("drop_held"), {}, nullptr);
+}
+
+} // namespace sy::test

@@ -1,0 +1,346 @@
+// Downstream HTTP server: request parsing, keep-alive, pipelining, bodies, errors.
+#include "ManualClock.h"
+#include "http/HttpServer.h"
+#include "lib/RawHttpClient.h"
+
+#include <QJsonDocument>
+#include <QPointer>
+#include <QTest>
+#include <QTimer>
+#include <zlib.h>
+#include <zstd.h>
+
+using namespace sy;
+using sy::test::ManualClock;
+using sy::test::RawHttpClient;
+using sy::test::RawResponse;
+
+namespace {
+
+QByteArray gzipCompress(const QByteArray &in, int windowBits)
+{
+    z_stream zs{};
+    deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY);
+    QByteArray out(int(deflateBound(&zs, uLong(in.size()))) + 64, Qt::Uninitialized);
+    zs.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(in.constData()));
+    zs.avail_in = uInt(in.size());
+    zs.next_out = reinterpret_cast<Bytef *>(out.data());
+    zs.avail_out = uInt(out.size());
+    deflate(&zs, Z_FINISH);
+    out.resize(qsizetype(zs.total_out));
+    deflateEnd(&zs);
+    return out;
+}
+
+// A streaming frame without a content size, as Codex sends.
+QByteArray zstdCompressStreaming(const QByteArray &in)
+{
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+    QByteArray out(qsizetype(ZSTD_compressBound(size_t(in.size()))) + 64, Qt::Uninitialized);
+    ZSTD_inBuffer input{in.constData(), size_t(in.size()), 0};
+    ZSTD_outBuffer output{out.data(), size_t(out.size()), 0};
+    while (ZSTD_compressStream2(cctx, &output, &input, ZSTD_e_end) != 0) {
+    }
+    ZSTD_freeCCtx(cctx);
+    out.resize(qsizetype(output.pos));
+    return out;
+}
+
+QByteArray bigText()
+{
+    QByteArray text;
+    for (int i = 0; i < 40000; ++i)
+        text += "line " + QByteArray::number(i) + " of a body that compresses well\n";
+    return text; // ~1.5 MB
+}
+
+} // namespace
+
+class TestHttpServer : public QObject
+{
+    Q_OBJECT
+
+private:
+    HttpServer *m_server = nullptr;
+    QList<HttpRequestPtr> m_requests;
+    // Echo handler: 200 with the request body, or per-path behaviour.
+    void echoHandler(HttpRequestPtr request, HttpResponse *response)
+    {
+        m_requests.append(request);
+        response->setHeader("X-Path", request->path.toUtf8());
+        response->sendFull(200, "application/octet-stream", request->body);
+    }
+
+    RawResponse roundTrip(RawHttpClient &client, const QByteArray &bytes)
+    {
+        client.send(bytes);
+        const std::optional<RawResponse> r = client.readResponse();
+        if (!r)
+            return RawResponse();
+        return *r;
+    }
+
+private slots:
+    void init()
+    {
+        m_requests.clear();
+        m_server = new HttpServer(this);
+        m_server->setHandler([this](HttpRequestPtr r, HttpResponse *s) { echoHandler(std::move(r), s); });
+        QVERIFY(m_server->listen(QHostAddress::LocalHost, 0));
+    }
+
+    void cleanup()
+    {
+        delete m_server;
+        m_server = nullptr;
+    }
+
+    void simpleGet()
+    {
+        ManualClock clock(1796000000000);
+        clock.advance(4242);
+        m_server->setClock(&clock);
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        const RawResponse r = roundTrip(
+            client, RawHttpClient::buildRequest("GET", "/backend-api/codex/models%20x?client_version=0.171.0&a=b%20c",
+                                                {{"X-Custom", "  Value  "}}));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("content-length"), QByteArray("0"));
+        QCOMPARE(r.header("x-path"), QByteArray("/backend-api/codex/models x"));
+        QCOMPARE(m_requests.size(), 1);
+        const HttpRequest &req = *m_requests.first();
+        QCOMPARE(req.method, QByteArray("GET"));
+        QCOMPARE(req.rawQuery, QByteArray("client_version=0.171.0&a=b%20c"));
+        QCOMPARE(req.query.queryItemValue(QStringLiteral("client_version")), QStringLiteral("0.171.0"));
+        QCOMPARE(req.query.queryItemValue(QStringLiteral("a"), QUrl::FullyDecoded), QStringLiteral("b c"));
+        QCOMPARE(req.header("x-custom"), QByteArray("Value"));
+        QCOMPARE(req.header("X-CUSTOM"), QByteArray("Value"));
+        QCOMPARE(req.headers.at(1).first, QByteArray("x-custom")); // names lowercased, Host first
+        QCOMPARE(req.peerAddress, QHostAddress(QHostAddress::LocalHost));
+        QCOMPARE(req.receivedAtMs, qint64(4242));
+        QVERIFY(req.keepAlive);
+        QVERIFY(!req.isWebSocketUpgrade());
+    }
+
+    void keepAliveSequential()
+    {
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        const RawResponse a = roundTrip(client, RawHttpClient::buildRequest("POST", "/one", {}, "first"));
+        const RawResponse b = roundTrip(client, RawHttpClient::buildRequest("POST", "/two", {}, "second"));
+        QCOMPARE(a.body, QByteArray("first"));
+        QCOMPARE(b.body, QByteArray("second"));
+        QVERIFY(a.header("connection").isEmpty());
+        QVERIFY(client.isConnected());
+        QCOMPARE(m_requests.size(), 2);
+        QCOMPARE(m_requests.at(0)->connectionId, m_requests.at(1)->connectionId);
+        QCOMPARE(m_requests.at(0)->sequenceOnConnection, 0);
+        QCOMPARE(m_requests.at(1)->sequenceOnConnection, 1);
+        QCOMPARE(m_server->connectionCount(), 1);
+    }
+
+    void pipelinedInOrder()
+    {
+        // The first request is answered asynchronously; the second must wait for it.
+        QStringList events;
+        m_server->setHandler([&events](HttpRequestPtr request, HttpResponse *response) {
+            events << QStringLiteral("start ") + request->path;
+            QPointer<HttpResponse> guarded(response);
+            const int delay = request->path == QLatin1String("/slow") ? 100 : 0;
+            QTimer::singleShot(delay, [guarded, request, &events] {
+                if (!guarded)
+                    return;
+                events << QStringLiteral("end ") + request->path;
+                guarded->sendFull(200, "text/plain", request->path.toUtf8());
+            });
+        });
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        client.send(RawHttpClient::buildRequest("GET", "/slow") +
+                    RawHttpClient::buildRequest("POST", "/fast", {}, "x") +
+                    RawHttpClient::buildRequest("GET", "/third"));
+        const std::optional<RawResponse> a = client.readResponse();
+        const std::optional<RawResponse> b = client.readResponse();
+        const std::optional<RawResponse> c = client.readResponse();
+        QVERIFY(a && b && c);
+        QCOMPARE(a->body, QByteArray("/slow"));
+        QCOMPARE(b->body, QByteArray("/fast"));
+        QCOMPARE(c->body, QByteArray("/third"));
+        QCOMPARE(events,
+                 (QStringList{"start /slow", "end /slow", "start /fast", "end /fast", "start /third", "end /third"}));
+    }
+
+    void chunkedRequestBody()
+    {
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        client.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+        QTest::qWait(20);
+        client.send("7;ext=1\r\n, world\r\n0\r\n\r\n");
+        const std::optional<RawResponse> r = client.readResponse();
+        QVERIFY(r);
+        QCOMPARE(r->body, QByteArray("hello, world"));
+        QCOMPARE(m_requests.first()->wireBodyBytes, qint64(12));
+    }
+
+    void encodedBodies_data()
+    {
+        QTest::addColumn<QByteArray>("encoding");
+        QTest::addColumn<QByteArray>("payload");
+        const QByteArray text = bigText();
+        QTest::newRow("gzip") << QByteArray("gzip") << gzipCompress(text, 15 + 16);
+        QTest::newRow("deflate-zlib") << QByteArray("deflate") << gzipCompress(text, 15);
+        QTest::newRow("deflate-raw") << QByteArray("deflate") << gzipCompress(text, -15);
+        QTest::newRow("zstd") << QByteArray("zstd") << zstdCompressStreaming(text);
+        QTest::newRow("zstd-then-gzip") << QByteArray("zstd, gzip")
+                                        << gzipCompress(zstdCompressStreaming(text), 15 + 16);
+    }
+
+    void encodedBodies()
+    {
+        QFETCH(QByteArray, encoding);
+        QFETCH(QByteArray, payload);
+        const QByteArray text = bigText();
+        if (encoding == "zstd")
+            QCOMPARE(ZSTD_getFrameContentSize(payload.constData(), size_t(payload.size())), ZSTD_CONTENTSIZE_UNKNOWN);
+        QVERIFY(payload.size() < text.size() / 4);
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        const RawResponse r =
+            roundTrip(client, RawHttpClient::buildRequest("POST", "/e", {{"Content-Encoding", encoding}}, payload));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.body.size(), text.size());
+        QVERIFY(r.body == text);
+        QCOMPARE(m_requests.first()->contentEncoding, encoding);
+        QCOMPARE(m_requests.first()->wireBodyBytes, qint64(payload.size()));
+    }
+
+    void bodyErrors_data()
+    {
+        QTest::addColumn<QByteArray>("request");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("code");
+        const QByteArray big(5000, 'x');
+        QTest::newRow("content-length too large")
+            << RawHttpClient::buildRequest("POST", "/b", {}, big) << 413 << "request_too_large";
+        QTest::newRow("chunked too large")
+            << QByteArray("POST /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1388\r\n" + big + "\r\n0\r\n\r\n")
+            << 413 << "request_too_large";
+        QTest::newRow("zstd bomb") << RawHttpClient::buildRequest("POST", "/b", {{"Content-Encoding", "zstd"}},
+                                                                  zstdCompressStreaming(QByteArray(1 << 20, 'a')))
+                                   << 413 << "request_too_large";
+        QTest::newRow("unknown encoding")
+            << RawHttpClient::buildRequest("POST", "/b", {{"Content-Encoding", "br"}}, "abc") << 415
+            << "unsupported_content_encoding";
+        QTest::newRow("corrupt gzip") << RawHttpClient::buildRequest("POST", "/b", {{"Content-Encoding", "gzip"}},
+                                                                     "\x1f\x8b not really gzip")
+                                      << 400 << "invalid_body_encoding";
+        QTest::newRow("truncated zstd") << RawHttpClient::buildRequest("POST", "/b", {{"Content-Encoding", "zstd"}},
+                                                                       zstdCompressStreaming(bigText()).left(100))
+                                        << 400 << "invalid_body_encoding";
+        QTest::newRow("garbage") << QByteArray("HELLO THERE\r\n\r\n") << 400 << "malformed_request";
+        QTest::newRow("bad header") << QByteArray("GET / HTTP/1.1\r\nBad Header\r\n\r\n") << 400 << "malformed_request";
+        QTest::newRow("unknown transfer-encoding")
+            << QByteArray("POST /b HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n") << 501
+            << "unsupported_transfer_encoding";
+        QTest::newRow("headers too large")
+            << RawHttpClient::buildRequest("GET", "/h", {{"X-Big", QByteArray(20000, 'h')}}) << 431
+            << "headers_too_large";
+    }
+
+    void bodyErrors()
+    {
+        QFETCH(QByteArray, request);
+        QFETCH(int, status);
+        QFETCH(QString, code);
+        m_server->setMaxBodyBytes(4096);
+        m_server->setMaxHeaderBytes(8192);
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        const RawResponse r = roundTrip(client, request);
+        QCOMPARE(r.status, status);
+        QCOMPARE(r.header("content-type"), QByteArray("application/json"));
+        QCOMPARE(r.header("connection"), QByteArray("close"));
+        const QJsonObject error = r.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(error.value(QStringLiteral("code")).toString(), code);
+        QCOMPARE(error.value(QStringLiteral("type")).toString(), QStringLiteral("invalid_request_error"));
+        QVERIFY(!error.value(QStringLiteral("message")).toString().isEmpty());
+        QVERIFY(m_requests.isEmpty());
+        QVERIFY(client.waitForDisconnected());
+    }
+
+    void connectionCloseHonoured()
+    {
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        const RawResponse r = roundTrip(client, RawHttpClient::buildRequest("GET", "/bye", {{"Connection", "close"}}));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("connection"), QByteArray("close"));
+        QVERIFY(client.waitForDisconnected());
+        QTRY_COMPARE(m_server->connectionCount(), 0);
+    }
+
+    void http10()
+    {
+        RawHttpClient plain;
+        QVERIFY(plain.connectTo(m_server->serverPort()));
+        const RawResponse a = roundTrip(plain, "GET /old HTTP/1.0\r\n\r\n");
+        QCOMPARE(a.status, 200);
+        QCOMPARE(a.header("connection"), QByteArray("close"));
+        QVERIFY(plain.waitForDisconnected());
+
+        RawHttpClient keep;
+        QVERIFY(keep.connectTo(m_server->serverPort()));
+        const RawResponse b = roundTrip(keep, "GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        QCOMPARE(b.header("connection"), QByteArray("keep-alive"));
+        const RawResponse c = roundTrip(keep, "GET /again HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        QCOMPARE(c.header("x-path"), QByteArray("/again"));
+        QVERIFY(keep.isConnected());
+    }
+
+    void headAndExpectContinue()
+    {
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        client.setHeadRequest(true);
+        m_server->setHandler(
+            [](HttpRequestPtr, HttpResponse *response) { response->sendFull(200, "text/plain", "twelve bytes"); });
+        const RawResponse h = roundTrip(client, RawHttpClient::buildRequest("HEAD", "/h"));
+        QCOMPARE(h.header("content-length"), QByteArray("12"));
+        QVERIFY(h.body.isEmpty());
+        client.setHeadRequest(false);
+
+        // Expect: 100-continue gets an interim response before the client sends the body.
+        client.send("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+        QTRY_VERIFY(client.bytesReceived() >= 25);
+        client.send("hello");
+        const std::optional<RawResponse> r = client.readResponse();
+        QVERIFY(r);
+        QCOMPARE(r->body, QByteArray("twelve bytes"));
+    }
+
+    void timeouts()
+    {
+        m_server->setIdleTimeoutMs(150);
+        m_server->setRequestTimeoutMs(150);
+        m_server->setLingerMs(100);
+        RawHttpClient idle;
+        QVERIFY(idle.connectTo(m_server->serverPort()));
+        QCOMPARE(roundTrip(idle, RawHttpClient::buildRequest("GET", "/a")).status, 200);
+        QVERIFY(idle.waitForDisconnected(3000));
+
+        RawHttpClient slow;
+        QVERIFY(slow.connectTo(m_server->serverPort()));
+        slow.send("GET /slow HTTP/1.1\r\nHost: x\r\nX-Partial: ");
+        const std::optional<RawResponse> r = slow.readResponse(3000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 408);
+        QVERIFY(slow.waitForDisconnected(3000));
+        QCOMPARE(m_requests.size(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHttpServer)
+#include "tst_httpserver.moc"
