@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QMenu>
 #include <QMessageBox>
+#include <QStyle>
 #include <QSystemTrayIcon>
 
 namespace sy::app {

@@ -204,7 +204,7 @@ int runClientConfig(const Config &config, const CommandLine &cl)
         const QJsonObject provider{
             {QStringLiteral("npm"), QStringLiteral("@ai-sdk/openai")},
             {QStringLiteral("name"), QStringLiteral("Switchyard")},
-            {QStringLiteral("options"), QJsonObject{{QStringLiteral("baseURL"), base + QStringLiteral("/v1")},
+            {QStringLiteral("options"), QJsonObject{{QStringLiteral("baseURL"), QString(base + QStringLiteral("/v1"))},
                                                     {QStringLiteral("apiKey"), QStringLiteral("local")}}},
             {QStringLiteral("models"), QJsonObject{{QStringLiteral("gpt-5"), QJsonObject()},
                                                    {QStringLiteral("gpt-5-codex"), QJsonObject()}}}};
