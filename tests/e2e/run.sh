@@ -46,7 +46,7 @@ min=1
 case "$client" in
 sdk)
     node --test "$here/sdk.test.mjs"
-    min=9
+    min=8
     ;;
 codex)
     export CODEX_HOME=$work/codex SWITCHYARD_KEY=sk-local
