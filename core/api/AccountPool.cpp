@@ -12,6 +12,7 @@
 
 #include <QJsonObject>
 #include <QLoggingCategory>
+#include <QScopeGuard>
 
 Q_LOGGING_CATEGORY(lcPool, "switchyard.accounts")
 
@@ -116,8 +117,14 @@ void AccountPool::start(std::function<void()> ready)
                 qCWarning(lcPool).noquote() << "could not load accounts:" << error;
             else
                 applyLoaded(loaded->accounts, loaded->pin, loaded->strict, loaded->strategy, loaded->counter);
-            if (ready)
-                ready();
+            // Ready once every account's credentials have been read (or failed): serving before that would
+            // refuse turns that a moment later could be served.
+            if (ready) {
+                if (m_pendingTokenLoads == 0)
+                    ready();
+                else
+                    m_tokensSettled.append(ready);
+            }
         });
     if (!m_pollTimer.isActive())
         m_pollTimer.start();
@@ -186,7 +193,15 @@ void AccountPool::loadTokens(const QString &accountId)
     // A keychain read happens once per account (start-up or a user's import), never from a timer loop.
     m_index.contains(accountId) ? void(m_accounts[m_index.value(accountId)].tokenProblem = QStringLiteral("loading"))
                                 : void();
+    ++m_pendingTokenLoads;
     m_secrets->readTokens(accountId, [this, accountId](const SecretOutcome &outcome, const AuthTokens &tokens) {
+        auto settle = qScopeGuard([this] {
+            if (--m_pendingTokenLoads == 0) {
+                const auto waiting = std::exchange(m_tokensSettled, {});
+                for (const auto &f : waiting)
+                    f();
+            }
+        });
         const int i = m_index.value(accountId, -1);
         if (i < 0)
             return;

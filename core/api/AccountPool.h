@@ -102,6 +102,8 @@ private:
     QRandomGenerator m_rng;
     QTimer m_pollTimer;
     bool m_loading = false;
+    int m_pendingTokenLoads = 0;
+    QList<std::function<void()>> m_tokensSettled;
     qint64 m_changeCounter = -1;
 
     QList<Account> m_accounts;
