@@ -78,7 +78,9 @@ private:
     void onSlotFreed();
 
     void attemptFailed(const QString &outcome, const FailureInfo &failure, int upstreamStatus,
-                       const QByteArray &upstreamBody);
+                       const QByteArray &upstreamBody, const QString &killStage = {});
+    // No account is left to fail over to: answer with what the last attempt ran into.
+    void giveUp(std::optional<qint64> earliestResetMs);
     void dropCall();
     void releaseSlot();
     void armDeadline();
@@ -124,6 +126,13 @@ private:
     bool m_sawTerminal = false;
     QList<TurnAttempt> m_attempts;
     QSet<QString> m_blockedBy;
+    struct LastFailure
+    {
+        QString outcome;
+        FailureInfo info;
+        QString killStage;
+        bool set = false;
+    } m_lastFailure;
 
     QTimer m_deadlineTimer;
     QTimer m_keepaliveTimer;

@@ -1,0 +1,279 @@
+#include "api/Turn.h"
+
+#include "api/TurnLog.h"
+#include "http/HttpResponse.h"
+#include "routing/Cooldown.h"
+#include "store/StoreWorker.h"
+#include "util/Ids.h"
+
+#include <QJsonArray>
+#include <QLoggingCategory>
+
+Q_DECLARE_LOGGING_CATEGORY(lcTurn)
+
+// How a turn ends: failed attempts, budget kills, client disconnects, and the one settlement that books it.
+namespace sy {
+
+void Turn::attemptFailed(const QString &outcome, const FailureInfo &failure, int upstreamStatus,
+                         const QByteArray &upstreamBody, const QString &killStage)
+{
+    dropCall();
+    m_attempts.append({m_accountId, outcome, m_s.clock->monotonicMs() - m_attemptStartMs});
+    m_budget.endAttempt();
+    const QString failedAccount = m_accountId;
+    if (penalisesAccount(failure.cls))
+        m_s.pool->recordFailure(failedAccount, failure);
+    releaseSlot();
+
+    if (failure.cls == FailureClass::RequestError) {
+        // The request's own fault: pass the upstream's answer through, never penalise or fail over.
+        m_errorCode = failure.code.isEmpty() ? QStringLiteral("upstream_rejected") : failure.code;
+        if (m_response && !m_response->isCommitted()) {
+            applyResponseHeaders();
+            const QByteArray body = upstreamBody.isEmpty()
+                                        ? HttpResponse::jsonErrorBody("invalid_request_error", "upstream_rejected",
+                                                                      failure.message)
+                                        : upstreamBody;
+            settle(QStringLiteral("failed"), [this, upstreamStatus, body] {
+                if (m_response)
+                    m_response->sendFull(upstreamStatus > 0 ? upstreamStatus : 400, "application/json", body);
+            });
+        } else {
+            fail(QStringLiteral("failed"), QString(), m_errorCode, failure.message);
+        }
+        return;
+    }
+    m_blockedBy.insert(outcome);
+    m_lastFailure = {outcome, failure, killStage, true};
+    // Fail over while nothing has reached the client; a continuation stays on its owner.
+    if (!m_forwardedEvent && m_selection.continuationAccountId.isEmpty() && m_budget.expiredStage().isEmpty()) {
+        m_selection.excluded.insert(failedAccount);
+        m_state = State::Routing;
+        route();
+        return;
+    }
+    giveUp({});
+}
+
+void Turn::giveUp(std::optional<qint64> earliestResetMs)
+{
+    const FailureInfo &failure = m_lastFailure.info;
+    m_errorCode = failure.code.isEmpty() ? m_lastFailure.outcome : failure.code;
+    const bool limited = failure.cls == FailureClass::RateLimited || failure.cls == FailureClass::QuotaExceeded;
+    if (limited) {
+        // Never pass usage_limit_reached through: Codex treats it as fatal. Say when to come back instead.
+        const std::optional<qint64> resetAt = earliestResetMs ? earliestResetMs : failure.retryAtMs;
+        QString message = QStringLiteral("Every account that could serve this request is rate limited");
+        if (resetAt && m_response && !m_response->isCommitted()) {
+            const qint64 s = qMax<qint64>(1, (*resetAt - m_s.clock->nowMs() + 999) / 1000);
+            m_response->setHeader("Retry-After", QByteArray::number(s));
+            message += QStringLiteral("; the earliest is available again at %1 (in %2 s)").arg(isoUtc(*resetAt)).arg(s);
+        }
+        failBeforeCommit(429, "rate_limit_exceeded", "rate_limit_exceeded", message + QLatin1Char('.'),
+                         QStringLiteral("failed"));
+        return;
+    }
+    if (!m_lastFailure.killStage.isEmpty()) {
+        fail(QStringLiteral("timed_out"), m_lastFailure.killStage, m_lastFailure.killStage + QStringLiteral("_timeout"),
+             QStringLiteral("The %1 budget ran out on every account tried.").arg(m_lastFailure.killStage));
+        return;
+    }
+    fail(QStringLiteral("failed"), QString(), QStringLiteral("upstream_unavailable"),
+         QStringLiteral("The upstream failed (%1): %2").arg(m_lastFailure.outcome, failure.message));
+}
+
+void Turn::onDeadline()
+{
+    if (m_settled)
+        return;
+    const QString stage = m_budget.expiredStage();
+    if (stage.isEmpty()) {
+        armDeadline(); // the deadline moved (stream_idle reset by events): wait for the new one
+        return;
+    }
+    if (m_state == State::GateWait) {
+        m_killStage = stage;
+        m_budget.leaveGateWait();
+        if (m_response && !m_response->isCommitted())
+            m_response->setHeader("Retry-After", QByteArray::number(qMax(1, m_s.config->keepaliveIntervalS / 2)));
+        failBeforeCommit(stage == stage::gateWait ? 503 : 504, "server_error",
+                         stage == stage::gateWait ? "proxy_overloaded" : "request_timeout",
+                         stage == stage::gateWait
+                             ? QStringLiteral("Every account's slots stayed busy for %1 s (gate_wait); retry shortly.")
+                                   .arg(m_s.config->gateWaitS)
+                             : QStringLiteral("The %1 budget ran out while waiting for a slot.").arg(stage),
+                         QStringLiteral("timed_out"));
+        return;
+    }
+    if (!m_forwardedEvent && (stage == stage::connect || stage == stage::preResponse)) {
+        // This attempt's own budget: another account may still answer in time.
+        FailureInfo f;
+        f.cls = FailureClass::Transient;
+        f.code = stage + QStringLiteral("_timeout");
+        f.message = QStringLiteral("no answer within the %1 budget").arg(stage);
+        attemptFailed(f.code, f, 0, {}, stage);
+        return;
+    }
+    if (m_call)
+        m_attempts.append({m_accountId, stage + QStringLiteral("_timeout"),
+                           m_s.clock->monotonicMs() - m_attemptStartMs});
+    dropCall();
+    fail(QStringLiteral("timed_out"), stage, stage + QStringLiteral("_timeout"),
+         QStringLiteral("The %1 budget ran out.").arg(stage));
+}
+
+void Turn::onClientGone()
+{
+    if (m_settled)
+        return;
+    if (m_call)
+        m_attempts.append({m_accountId, QStringLiteral("cancelled"), m_s.clock->monotonicMs() - m_attemptStartMs});
+    dropCall();
+    m_errorCode = QStringLiteral("client_disconnected");
+    settle(QStringLiteral("cancelled"), {});
+}
+
+void Turn::rejectBeforeDispatch(int status, const QByteArray &type, const QByteArray &code, const QString &message)
+{
+    m_errorCode = QString::fromLatin1(code);
+    failBeforeCommit(status, type, code, message, QStringLiteral("rejected"));
+}
+
+void Turn::failBeforeCommit(int status, const QByteArray &type, const QByteArray &code, const QString &message,
+                            const QString &logStatus)
+{
+    if (m_errorCode.isEmpty())
+        m_errorCode = QString::fromLatin1(code);
+    dropCall();
+    if (m_response && m_response->isCommitted()) {
+        fail(logStatus, m_killStage, QString::fromLatin1(code), message);
+        return;
+    }
+    applyResponseHeaders();
+    settle(logStatus, [this, status, type, code, message] {
+        if (m_response)
+            m_response->sendJsonError(status, type, code, message);
+    });
+}
+
+void Turn::fail(const QString &logStatus, const QString &killStage, const QString &code, const QString &message)
+{
+    dropCall();
+    m_killStage = killStage;
+    if (m_errorCode.isEmpty() || m_errorCode == QLatin1String("upstream_unavailable"))
+        m_errorCode = code;
+    if (m_response && !m_response->isCommitted() && !m_sink->streaming()) {
+        const int status = logStatus == QLatin1String("timed_out") ? 504 : 502;
+        applyResponseHeaders();
+        settle(logStatus, [this, status, code, message] {
+            if (m_response)
+                m_response->sendJsonError(status, "server_error", code.toLatin1(), message);
+        });
+        return;
+    }
+    if (m_response && !m_response->isCommitted()) {
+        if (!m_forwardedEvent) {
+            // Nothing streamed yet: an HTTP error is clearer than an empty stream.
+            const int status = logStatus == QLatin1String("timed_out") ? 504 : 502;
+            applyResponseHeaders();
+            settle(logStatus, [this, status, code, message] {
+                if (m_response)
+                    m_response->sendJsonError(status, "server_error", code.toLatin1(), message);
+            });
+            return;
+        }
+        commitStream();
+    }
+    // After commit: an explicit error and a terminal event, never a silent close.
+    const QByteArray frames = m_sink->failureFrames(code, message);
+    settle(logStatus, [this, frames] {
+        if (!m_response)
+            return;
+        m_response->write(frames);
+        m_response->end();
+    });
+}
+
+void Turn::settle(const QString &status, std::function<void()> deliver)
+{
+    if (m_settled)
+        return;
+    m_settled = true;
+    m_state = State::Settling;
+    m_deadlineTimer.stop();
+    m_keepaliveTimer.stop();
+    dropCall();
+    releaseSlot();
+    m_budget.finish();
+
+    auto opt = [](const QString &v) { return v.isEmpty() ? std::nullopt : std::optional<QString>(v); };
+    RequestLogRecord e;
+    e.requestId = m_requestId;
+    e.startedAtMs = m_startedAtMs;
+    e.route = QString::fromLatin1(m_route.name);
+    e.model = opt(m_model);
+    e.sessionKey = opt(m_sessionKey);
+    e.accountId = opt(m_accountId);
+    e.status = status;
+    e.killStage = opt(m_killStage);
+    e.errorCode = status == QLatin1String("completed") ? std::nullopt : opt(m_errorCode);
+    e.upstreamRequestId = opt(QString::fromLatin1(m_upstreamRequestId));
+    for (const TurnAttempt &a : m_attempts)
+        e.attempts.append({a.accountId, std::nullopt, a.outcome, a.elapsedMs});
+    if (status != QLatin1String("completed")) {
+        e.blockedBy = m_blockedBy.values();
+        std::sort(e.blockedBy.begin(), e.blockedBy.end());
+    }
+    e.latency = toLogLatency(m_budget.latencies());
+    e.tokens = toLogTokens(m_sink ? m_sink->usage() : TokenUsage{});
+    if (const AccountPool::Account *a = m_accountId.isEmpty() ? nullptr : m_s.pool->account(m_accountId)) {
+        e.accountAlias = a->record.alias;
+        e.chatgptAccountId = a->record.chatgptAccountId;
+    }
+    if (status != QLatin1String("completed") && status != QLatin1String("cancelled"))
+        qCInfo(lcTurn).noquote() << m_requestId << e.route << status << m_errorCode << m_killStage;
+    QPointer<Turn> self(this);
+    writeRequestLog(m_s.store, e, this, [self, deliver](bool) {
+        // Delivered even when the row could not be written: the turn is over either way, and the store's
+        // writability already refuses new turns.
+        if (!self)
+            return;
+        if (deliver)
+            deliver();
+        self->finishTurn();
+    });
+}
+
+void Turn::finishTurn()
+{
+    m_state = State::Done;
+    emit settled();
+    deleteLater();
+}
+
+QJsonObject Turn::statusJson() const
+{
+    static const char *const names[] = {"preparing", "routing", "gate_wait", "pre_response",
+                                        "streaming", "settling", "done"};
+    const RequestBudget::Snapshot snap = m_budget.snapshot();
+    QJsonObject remaining;
+    for (const auto &r : snap.remaining)
+        remaining.insert(r.stage, r.ms);
+    const AccountPool::Account *a = m_accountId.isEmpty() ? nullptr : m_s.pool->account(m_accountId);
+    return QJsonObject{
+        {QStringLiteral("request_id"), m_requestId},
+        {QStringLiteral("route"), QString::fromLatin1(m_route.name)},
+        {QStringLiteral("model"), m_model},
+        {QStringLiteral("stage"), m_state == State::Attempting ? snap.phase : QString::fromLatin1(names[int(m_state)])},
+        {QStringLiteral("account_id"), m_accountId.isEmpty() ? QJsonValue() : QJsonValue(m_accountId)},
+        {QStringLiteral("account_alias"),
+         a && a->record.alias ? QJsonValue(*a->record.alias) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("started_at"), isoUtc(m_startedAtMs)},
+        {QStringLiteral("elapsed_ms"), snap.elapsedMs},
+        {QStringLiteral("next_deadline"), snap.next.stage},
+        {QStringLiteral("remaining_ms"), remaining},
+        {QStringLiteral("attempts"), int(m_attempts.size()) + (m_call ? 1 : 0)},
+    };
+}
+
+} // namespace sy
