@@ -72,6 +72,8 @@ DashboardWindow::DashboardWindow(const QString &databasePath, QWidget *parent)
     m_requests = makeTable({tr("Started"), tr("Request"), tr("Route"), tr("Account"), tr("Status"), tr("ms"),
                             tr("Tokens")},
                            split);
+    m_accounts->setObjectName(QStringLiteral("accountsTable"));
+    m_requests->setObjectName(QStringLiteral("requestsTable"));
     split->addWidget(m_accounts);
     split->addWidget(m_requests);
     layout->addWidget(split);

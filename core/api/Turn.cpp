@@ -363,6 +363,11 @@ void Turn::onEvent(const SseEvent &event)
             if (m_sink->streaming()) {
                 m_response->write(bytes);
                 m_response->end();
+            } else if (m_sink->terminalStatus() == QLatin1String("failed")) {
+                // A non-streaming client gets the upstream's failure as an HTTP error, not a 200.
+                applyResponseHeaders();
+                m_response->sendJsonError(502, "server_error", m_errorCode.toLatin1(),
+                                          QStringLiteral("The upstream failed the response (%1).").arg(m_errorCode));
             } else {
                 applyResponseHeaders();
                 m_response->sendFull(200, m_sink->contentType(), m_sink->fullBody());
