@@ -96,11 +96,6 @@ int listAccounts(Database &db, const CommandLine &cl)
         QJsonArray arr;
         for (const AccountRecord &a : accounts) {
             const UsageRecord u = usage.value(a.id);
-            auto window = [](const UsageRecordWindow &w) {
-                return QJsonObject{{QStringLiteral("used_percent"), w.usedPercent ? QJsonValue(*w.usedPercent) : QJsonValue()},
-                                   {QStringLiteral("window_minutes"), w.windowMinutes ? QJsonValue(*w.windowMinutes) : QJsonValue()},
-                                   {QStringLiteral("resets_at"), optTime(w.resetAtMs)}};
-            };
             arr.append(QJsonObject{
                 {QStringLiteral("account_id"), a.id},
                 {QStringLiteral("account_alias"), opt(a.alias)},
@@ -114,8 +109,8 @@ int listAccounts(Database &db, const CommandLine &cl)
                 {QStringLiteral("cooldown_until"), optTime(a.cooldownUntilMs)},
                 {QStringLiteral("token_expires_at"), optTime(a.tokenExpiresAtMs)},
                 {QStringLiteral("last_selected_at"), optTime(a.lastSelectedMs)},
-                {QStringLiteral("primary_window"), window(u.primary)},
-                {QStringLiteral("secondary_window"), window(u.secondary)},
+                {QStringLiteral("primary_window"), usageWindowJson(u.primary)},
+                {QStringLiteral("secondary_window"), usageWindowJson(u.secondary)},
             });
         }
         printJson(QJsonDocument(arr));

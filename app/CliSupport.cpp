@@ -64,6 +64,13 @@ QString timeText(const std::optional<qint64> &epochMs)
     return epochMs ? isoUtc(*epochMs) : QStringLiteral("-");
 }
 
+QJsonObject usageWindowJson(const UsageRecordWindow &w)
+{
+    return {{QStringLiteral("used_percent"), w.usedPercent ? QJsonValue(*w.usedPercent) : QJsonValue()},
+            {QStringLiteral("window_minutes"), w.windowMinutes ? QJsonValue(*w.windowMinutes) : QJsonValue()},
+            {QStringLiteral("resets_at"), w.resetAtMs ? QJsonValue(isoUtc(*w.resetAtMs)) : QJsonValue()}};
+}
+
 QString padded(const QString &text, int width)
 {
     return text.leftJustified(width, QLatin1Char(' '), false) + QLatin1Char(' ');

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "config/Config.h"
+#include "accounts/AccountRecord.h"
 #include "store/Database.h"
 
 #include <QJsonDocument>
+#include <QJsonObject>
 
 #include <memory>
 
@@ -17,6 +19,8 @@ QString optionalText(const std::optional<QString> &v, const QString &none = QStr
 // "42%" or "?" when unknown.
 QString percentText(const std::optional<double> &v);
 QString timeText(const std::optional<qint64> &epochMs);
+// {used_percent, window_minutes, resets_at} with nulls for what is unknown.
+QJsonObject usageWindowJson(const UsageRecordWindow &window);
 // Pads for simple aligned tables.
 QString padded(const QString &text, int width);
 

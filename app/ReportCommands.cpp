@@ -102,11 +102,6 @@ int runUsage(const Config &config, const CommandLine &cl)
                            {QStringLiteral("cached"), t.cached},     {QStringLiteral("output"), t.output},
                            {QStringLiteral("reasoning"), t.reasoning}, {QStringLiteral("total"), t.total}};
     };
-    auto windowJson = [](const UsageRecordWindow &w) {
-        return QJsonObject{{QStringLiteral("used_percent"), w.usedPercent ? QJsonValue(*w.usedPercent) : QJsonValue()},
-                           {QStringLiteral("window_minutes"), w.windowMinutes ? QJsonValue(*w.windowMinutes) : QJsonValue()},
-                           {QStringLiteral("resets_at"), w.resetAtMs ? QJsonValue(isoUtc(*w.resetAtMs)) : QJsonValue()}};
-    };
     QJsonArray arr;
     for (const AccountRecord &a : accounts) {
         const UsageRecord u = usage.value(a.id);
@@ -115,8 +110,8 @@ int runUsage(const Config &config, const CommandLine &cl)
             {QStringLiteral("account_alias"), a.alias ? QJsonValue(*a.alias) : QJsonValue()},
             {QStringLiteral("plan"), a.plan.isEmpty() ? QJsonValue() : QJsonValue(a.plan)},
             {QStringLiteral("status"), a.status},
-            {QStringLiteral("primary_window"), windowJson(u.primary)},
-            {QStringLiteral("secondary_window"), windowJson(u.secondary)},
+            {QStringLiteral("primary_window"), usageWindowJson(u.primary)},
+            {QStringLiteral("secondary_window"), usageWindowJson(u.secondary)},
             {QStringLiteral("observed_at"), u.observedAtMs > 0 ? QJsonValue(isoUtc(u.observedAtMs)) : QJsonValue()},
             {QStringLiteral("tokens_24h"), totalsJson(day.value(a.id))},
             {QStringLiteral("tokens_all_time"), totalsJson(all.value(a.id))},

@@ -58,7 +58,7 @@ int runServe(const Config &config)
     installShutdownSignals(&host, [] { QCoreApplication::quit(); });
     const int rc = QCoreApplication::exec();
     std::fprintf(stderr, "switchyard: shutting down, draining in-flight turns\n");
-    host.shutdown(config.requestTotalS * 1000 / 20 + 5000);
+    host.shutdown(config.budgets.requestTotalS * 1000 / 20 + 5000);
     return rc;
 }
 

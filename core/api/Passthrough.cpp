@@ -36,7 +36,7 @@ QByteArray toOpenAiModelList(const QByteArray &codexModels)
 class PassthroughCall : public QObject
 {
 public:
-    PassthroughCall(const PassthroughServices &s, Route route, HttpRequestPtr request, HttpResponse *response,
+    PassthroughCall(const ProxyServices &s, Route route, HttpRequestPtr request, HttpResponse *response,
                     QObject *parent)
         : QObject(parent), m_s(s), m_route(route), m_request(std::move(request)), m_response(response),
           m_requestId(newRequestId()), m_startedMono(s.clock->monotonicMs())
@@ -166,7 +166,7 @@ private:
             deliver();
     }
 
-    PassthroughServices m_s;
+    ProxyServices m_s;
     Route m_route;
     HttpRequestPtr m_request;
     QPointer<HttpResponse> m_response;
@@ -184,7 +184,7 @@ private:
 
 } // namespace
 
-void runPassthrough(const PassthroughServices &services, Route route, HttpRequestPtr request, HttpResponse *response,
+void runPassthrough(const ProxyServices &services, Route route, HttpRequestPtr request, HttpResponse *response,
                     QObject *parent)
 {
     auto *call = new PassthroughCall(services, route, std::move(request), response, parent);

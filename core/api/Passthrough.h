@@ -1,6 +1,7 @@
 #pragma once
 
 #include "api/AccountPool.h"
+#include "api/ProxyServices.h"
 #include "api/RouteTable.h"
 #include "http/HttpRequest.h"
 
@@ -12,19 +13,11 @@ class HttpResponse;
 class StoreWorker;
 class UpstreamClient;
 
-struct PassthroughServices
-{
-    const Config *config = nullptr;
-    const Clock *clock = nullptr;
-    AccountPool *pool = nullptr;
-    UpstreamClient *upstream = nullptr;
-    StoreWorker *store = nullptr;
-};
 
 // Requests that are not streamed turns: /responses/compact (JSON in, JSON out, on the session's account)
 // and the model lists. They use an account's credentials like a turn, fail over on rate limits and upstream
 // errors, and are booked in the request log.
-void runPassthrough(const PassthroughServices &services, Route route, HttpRequestPtr request,
+void runPassthrough(const ProxyServices &services, Route route, HttpRequestPtr request,
                     HttpResponse *response, QObject *parent);
 
 } // namespace sy

@@ -90,7 +90,7 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
     case Route::CodexResponses:
     case Route::V1Responses:
     case Route::V1ChatCompletions: {
-        TurnServices services{&m_config, &m_clock, m_pool, m_upstream, m_store};
+        ProxyServices services{&m_config, &m_clock, m_pool, m_upstream, m_store};
         auto *turn = new Turn(services, request, response, match, this);
         m_turns.insert(turn);
         connect(turn, &Turn::settled, this, [this, turn] {
@@ -115,7 +115,7 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
 
 void ProxyService::passthrough(int route, HttpRequestPtr request, HttpResponse *response)
 {
-    PassthroughServices s{&m_config, &m_clock, m_pool, m_upstream, m_store};
+    ProxyServices s{&m_config, &m_clock, m_pool, m_upstream, m_store};
     runPassthrough(s, Route(route), request, response, this);
 }
 

@@ -20,19 +20,6 @@ namespace sy {
 
 namespace {
 
-BudgetSettings budgetSettings(const Config &c)
-{
-    BudgetSettings b;
-    b.gateWaitS = c.gateWaitS;
-    b.connectS = c.connectS;
-    b.gateRetireS = c.gateRetireS;
-    b.keepaliveIntervalS = c.keepaliveIntervalS;
-    b.keepaliveMax = c.keepaliveMax;
-    b.streamIdleS = c.streamIdleS;
-    b.requestTotalS = c.requestTotalS;
-    b.streamMaxS = c.streamMaxS;
-    return b;
-}
 
 QString attemptOutcome(const FailureInfo &f)
 {
@@ -55,16 +42,16 @@ QString attemptOutcome(const FailureInfo &f)
 
 } // namespace
 
-Turn::Turn(const TurnServices &services, HttpRequestPtr request, HttpResponse *response, const RouteMatch &route,
+Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *response, const RouteMatch &route,
            QObject *parent)
     : QObject(parent), m_s(services), m_request(std::move(request)), m_response(response), m_route(route),
-      m_requestId(newRequestId()), m_budget(*services.clock, budgetSettings(*services.config)),
+      m_requestId(newRequestId()), m_budget(*services.clock, services.config->budgets),
       m_startedAtMs(services.clock->nowMs())
 {
     m_deadlineTimer.setSingleShot(true);
     m_deadlineTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_deadlineTimer, &QTimer::timeout, this, &Turn::onDeadline);
-    m_keepaliveTimer.setInterval(services.config->keepaliveIntervalS * 1000);
+    m_keepaliveTimer.setInterval(services.config->budgets.keepaliveIntervalS * 1000);
     connect(&m_keepaliveTimer, &QTimer::timeout, this, &Turn::onKeepalive);
     connect(response, &HttpResponse::clientDisconnected, this, &Turn::onClientGone);
     connect(response, &HttpResponse::drained, this, [this] {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "api/AccountPool.h"
+#include "api/ProxyServices.h"
 #include "api/RouteTable.h"
 #include "api/TurnSink.h"
 #include "http/HttpRequest.h"
@@ -20,14 +21,6 @@ class HttpResponse;
 class StoreWorker;
 class UpstreamClient;
 
-struct TurnServices
-{
-    const Config *config = nullptr;
-    const Clock *clock = nullptr;
-    AccountPool *pool = nullptr;
-    UpstreamClient *upstream = nullptr;
-    StoreWorker *store = nullptr;
-};
 
 // One attempt of a turn on one account, as the request log shows it.
 struct TurnAttempt
@@ -47,7 +40,7 @@ class Turn : public QObject
     Q_OBJECT
 
 public:
-    Turn(const TurnServices &services, HttpRequestPtr request, HttpResponse *response, const RouteMatch &route,
+    Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *response, const RouteMatch &route,
          QObject *parent = nullptr);
     ~Turn() override;
 
@@ -94,7 +87,7 @@ private:
     void applyResponseHeaders();
     void finishTurn();
 
-    TurnServices m_s;
+    ProxyServices m_s;
     HttpRequestPtr m_request;
     QPointer<HttpResponse> m_response;
     RouteMatch m_route;

@@ -95,12 +95,12 @@ void Turn::onDeadline()
         m_killStage = stage;
         m_budget.leaveGateWait();
         if (m_response && !m_response->isCommitted())
-            m_response->setHeader("Retry-After", QByteArray::number(qMax(1, m_s.config->keepaliveIntervalS / 2)));
+            m_response->setHeader("Retry-After", QByteArray::number(qMax(1, m_s.config->budgets.keepaliveIntervalS / 2)));
         failBeforeCommit(stage == stage::gateWait ? 503 : 504, "server_error",
                          stage == stage::gateWait ? "proxy_overloaded" : "request_timeout",
                          stage == stage::gateWait
                              ? QStringLiteral("Every account's slots stayed busy for %1 s (gate_wait); retry shortly.")
-                                   .arg(m_s.config->gateWaitS)
+                                   .arg(m_s.config->budgets.gateWaitS)
                              : QStringLiteral("The %1 budget ran out while waiting for a slot.").arg(stage),
                          QStringLiteral("timed_out"));
         return;

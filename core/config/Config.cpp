@@ -13,30 +13,31 @@ namespace sy {
 
 namespace {
 
-using IntField = int Config::*;
-
 struct IntKey
 {
     const char *name;
-    IntField field;
+    int &(*field)(Config &);
     int min;
     int max;
 };
 
+#define SY_FIELD(expr) [](Config &c) -> int & { return c.expr; }
+
 const IntKey kIntKeys[] = {
-    {"backoff_max_s", &Config::backoffMaxS, 30, 86400},
-    {"slots_per_account", &Config::slotsPerAccount, 1, 64},
-    {"gate_wait_s", &Config::gateWaitS, 1, 3600},
-    {"connect_s", &Config::connectS, 1, 600},
-    {"gate_retire_s", &Config::gateRetireS, 1, 86400},
-    {"keepalive_interval_s", &Config::keepaliveIntervalS, 1, 600},
-    {"keepalive_max", &Config::keepaliveMax, 1, 1000},
-    {"stream_idle_s", &Config::streamIdleS, 1, 86400},
-    {"request_total_s", &Config::requestTotalS, 1, 86400},
-    {"stream_max_s", &Config::streamMaxS, 1, 7 * 86400},
-    {"lease_ttl_s", &Config::leaseTtlS, 1, 3600},
-    {"lease_renew_s", &Config::leaseRenewS, 1, 3600},
+    {"backoff_max_s", SY_FIELD(backoffMaxS), 30, 86400},
+    {"slots_per_account", SY_FIELD(slotsPerAccount), 1, 64},
+    {"gate_wait_s", SY_FIELD(budgets.gateWaitS), 1, 3600},
+    {"connect_s", SY_FIELD(budgets.connectS), 1, 600},
+    {"gate_retire_s", SY_FIELD(budgets.gateRetireS), 1, 86400},
+    {"keepalive_interval_s", SY_FIELD(budgets.keepaliveIntervalS), 1, 600},
+    {"keepalive_max", SY_FIELD(budgets.keepaliveMax), 1, 1000},
+    {"stream_idle_s", SY_FIELD(budgets.streamIdleS), 1, 86400},
+    {"request_total_s", SY_FIELD(budgets.requestTotalS), 1, 86400},
+    {"stream_max_s", SY_FIELD(budgets.streamMaxS), 1, 7 * 86400},
+    {"lease_ttl_s", SY_FIELD(leaseTtlS), 1, 3600},
+    {"lease_renew_s", SY_FIELD(leaseRenewS), 1, 3600},
 };
+#undef SY_FIELD
 
 const char *const kStrategies[] = {"capacity_weighted", "usage_weighted", "round_robin", "fill_first"};
 
@@ -72,7 +73,7 @@ QString applyFile(const QString &path, const QJsonObject &obj, Config &c)
             const qint64 n = qint64(v.toDouble());
             if (n < k.min || n > k.max)
                 return where(key) + QStringLiteral(" is %1, outside %2..%3").arg(n).arg(k.min).arg(k.max);
-            c.*(k.field) = int(n);
+            k.field(c) = int(n);
         }
         if (handled)
             continue;
@@ -106,10 +107,9 @@ QString applyFile(const QString &path, const QJsonObject &obj, Config &c)
 
 QString validate(const Config &c)
 {
-    if (c.gateWaitS > c.requestTotalS)
-        return QStringLiteral("gate_wait_s (%1) is larger than request_total_s (%2)").arg(c.gateWaitS).arg(c.requestTotalS);
-    if (c.connectS > c.requestTotalS)
-        return QStringLiteral("connect_s (%1) is larger than request_total_s (%2)").arg(c.connectS).arg(c.requestTotalS);
+    const QString budgets = c.budgets.validate();
+    if (!budgets.isEmpty())
+        return budgets;
     if (c.leaseTtlS < c.leaseRenewS * 2)
         return QStringLiteral("lease_ttl_s (%1) must be at least twice lease_renew_s (%2)")
             .arg(c.leaseTtlS)

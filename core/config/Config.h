@@ -1,5 +1,7 @@
 #pragma once
 
+#include "upstream/StageBudget.h"
+
 #include <QHostAddress>
 #include <QString>
 #include <QUrl>
@@ -33,14 +35,7 @@ struct Config
     int slotsPerAccount = 4;
 
     // Per-stage budgets (DESIGN.md "Per-stage budgets")
-    int gateWaitS = 10;
-    int connectS = 8;
-    int gateRetireS = 300;
-    int keepaliveIntervalS = 10;
-    int keepaliveMax = 6;
-    int streamIdleS = 300;
-    int requestTotalS = 600;
-    int streamMaxS = 7200;
+    BudgetSettings budgets;
 
     // Leases (DESIGN.md "Accounts, slots and replicas")
     int leaseTtlS = 60;

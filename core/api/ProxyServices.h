@@ -1,0 +1,21 @@
+#pragma once
+
+namespace sy {
+
+class AccountPool;
+class Clock;
+class StoreWorker;
+class UpstreamClient;
+struct Config;
+
+// What every request handler on the proxy thread works with.
+struct ProxyServices
+{
+    const Config *config = nullptr;
+    const Clock *clock = nullptr;
+    AccountPool *pool = nullptr;
+    UpstreamClient *upstream = nullptr;
+    StoreWorker *store = nullptr;
+};
+
+} // namespace sy
