@@ -8,7 +8,10 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QStyle>
+#include <QLibraryInfo>
+#include <QLocale>
 #include <QSystemTrayIcon>
+#include <QTranslator>
 
 namespace sy::app {
 
@@ -18,6 +21,10 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
     QApplication::setApplicationName(QStringLiteral("switchyard"));
     QApplication::setApplicationVersion(QStringLiteral(SWITCHYARD_VERSION));
     QApplication::setQuitOnLastWindowClosed(false);
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/switchyard.svg")));
+    QTranslator translator;
+    if (translator.load(QLocale(), QStringLiteral("switchyard"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        QApplication::installTranslator(&translator);
     if (!loaded.ok()) {
         QMessageBox::critical(nullptr, QObject::tr("Switchyard"),
                               QObject::tr("The configuration cannot be used:\n%1").arg(loaded.error));
@@ -34,7 +41,7 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
     ui::DashboardWindow window(config.sqlitePath());
     window.setListenText(QObject::tr("Serving on %1").arg(listen));
 
-    QSystemTrayIcon tray(QApplication::style()->standardIcon(QStyle::SP_DriveNetIcon));
+    QSystemTrayIcon tray(QApplication::windowIcon());
     QMenu menu;
     QAction *open = menu.addAction(QObject::tr("Open dashboard"));
     menu.addSeparator();

@@ -4,10 +4,13 @@
 #include "store/RequestLogRepository.h"
 
 #include <QApplication>
+#include <QFile>
+#include <QIcon>
 #include <QLabel>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTranslator>
 
 using namespace sy;
 
@@ -57,6 +60,25 @@ private slots:
         QCOMPARE(requests->item(0, 1)->text(), QStringLiteral("req_dashboardtest"));
         QCOMPARE(requests->item(0, 3)->text(), QStringLiteral("work"));
         QCOMPARE(requests->item(0, 6)->text(), QStringLiteral("42"));
+    }
+
+    void embeddedChineseTranslationApplies()
+    {
+        QTranslator translator;
+        QVERIFY(translator.load(QStringLiteral(":/i18n/switchyard_zh_CN.qm")));
+        QApplication::installTranslator(&translator);
+        QTemporaryDir dir;
+        ui::DashboardWindow window(dir.path() + QStringLiteral("/missing.sqlite"));
+        auto *accounts = window.findChild<QTableWidget *>(QStringLiteral("accountsTable"));
+        QVERIFY(accounts);
+        QCOMPARE(accounts->horizontalHeaderItem(0)->text(), QStringLiteral("账户"));
+        QApplication::removeTranslator(&translator);
+    }
+
+    void iconResourceIsEmbedded()
+    {
+        QVERIFY(QFile::exists(QStringLiteral(":/icons/switchyard.svg")));
+        QVERIFY(!QIcon(QStringLiteral(":/icons/switchyard.svg")).pixmap(32, 32).isNull());
     }
 };
 
