@@ -1,5 +1,6 @@
 #include "Commands.h"
 #include "ProxyHost.h"
+#include "ShutdownSignals.h"
 
 #include "DashboardWindow.h"
 
@@ -58,6 +59,7 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
         tray.show();
     else
         window.show(); // no tray host: the window is the way in
+    installShutdownSignals(&host, [] { QApplication::quit(); });
     const int rc = QApplication::exec();
     host.shutdown(10000);
     return rc;
