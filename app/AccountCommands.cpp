@@ -81,7 +81,7 @@ int importFiles(Database &db, const CommandLine &cl)
     return ExitOk;
 }
 
-int listAccounts(Database &db, const CommandLine &cl)
+int listAccounts(Database &db, const Config &config, const CommandLine &cl)
 {
     AccountRepository repo(db);
     QString error;
@@ -105,7 +105,7 @@ int listAccounts(Database &db, const CommandLine &cl)
                 {QStringLiteral("status"), a.status},
                 {QStringLiteral("status_reason"), a.statusReason.isEmpty() ? QJsonValue() : QJsonValue(a.statusReason)},
                 {QStringLiteral("pinned"), pin && pin->accountId == a.id},
-                {QStringLiteral("slots"), a.slotCount},
+                {QStringLiteral("slots"), a.slotCount.value_or(config.slotsPerAccount)},
                 {QStringLiteral("cooldown_until"), optTime(a.cooldownUntilMs)},
                 {QStringLiteral("token_expires_at"), optTime(a.tokenExpiresAtMs)},
                 {QStringLiteral("last_selected_at"), optTime(a.lastSelectedMs)},
@@ -151,7 +151,7 @@ int runAccounts(const Config &config, const CommandLine &cl)
     if (verb == QLatin1String("import"))
         return importFiles(*db, cl);
     if (verb == QLatin1String("list"))
-        return listAccounts(*db, cl);
+        return listAccounts(*db, config, cl);
 
     if (cl.words.size() != 3)
         return fail(QStringLiteral("accounts %1 takes exactly one ACCOUNT (id, alias or email)").arg(verb));

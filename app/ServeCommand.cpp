@@ -12,6 +12,8 @@ namespace sy::app {
 int runServe(const Config &config)
 {
     ProxyHost host(config);
+    // Before anything can announce readiness: a SIGTERM right after the ready line must drain, not kill.
+    installShutdownSignals(&host, [] { QCoreApplication::quit(); });
     const QString error = host.start();
     if (!error.isEmpty())
         return fail(error);
@@ -21,7 +23,6 @@ int runServe(const Config &config)
                                 : config.listenAddress.toString()),
                  unsigned(host.port()), qPrintable(config.dataDir));
     std::fflush(stdout);
-    installShutdownSignals(&host, [] { QCoreApplication::quit(); });
     const int rc = QCoreApplication::exec();
     std::fprintf(stderr, "switchyard: shutting down, draining in-flight turns\n");
     host.shutdown(config.budgets.requestTotalS * 1000 / 20 + 5000);

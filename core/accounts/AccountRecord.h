@@ -26,7 +26,8 @@ struct AccountRecord
     std::optional<qint64> lastSelectedMs;
     std::optional<qint64> tokenExpiresAtMs;
     std::optional<qint64> lastRefreshMs;
-    int slotCount = 4;
+    // Per-account override of slots_per_account; nullopt = the configured default applies.
+    std::optional<int> slotCount;
 
     // Alias when set, else the internal id: the name shown to people and sent in x-switchyard-account.
     QString displayName() const { return alias.value_or(id); }

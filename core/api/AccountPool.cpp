@@ -80,7 +80,6 @@ void AccountPool::start(std::function<void()> ready)
         QList<Account> accounts;
         QString pin;
         bool strict = false;
-        QString strategy;
         qint64 counter = -1;
     };
     auto loaded = std::make_shared<Loaded>();
@@ -106,7 +105,6 @@ void AccountPool::start(std::function<void()> ready)
                 loaded->pin = pin->accountId;
                 loaded->strict = pin->strict;
             }
-            loaded->strategy = settings.strategy();
             loaded->counter = db.changeCounter().value_or(-1);
             return true;
         },
@@ -116,7 +114,7 @@ void AccountPool::start(std::function<void()> ready)
             if (!ok)
                 qCWarning(lcPool).noquote() << "could not load accounts:" << error;
             else
-                applyLoaded(loaded->accounts, loaded->pin, loaded->strict, loaded->strategy, loaded->counter);
+                applyLoaded(loaded->accounts, loaded->pin, loaded->strict, loaded->counter);
             // Ready once every account's credentials have been read (or failed): serving before that would
             // refuse turns that a moment later could be served.
             if (ready) {
@@ -153,7 +151,7 @@ void AccountPool::pollChanges()
         });
 }
 
-void AccountPool::applyLoaded(QList<Account> loaded, QString pin, bool strict, QString strategy, qint64 counter)
+void AccountPool::applyLoaded(QList<Account> loaded, QString pin, bool strict, qint64 counter)
 {
     // Keep what only this process knows (tokens, in-flight counts, fresher usage) across reloads.
     for (Account &a : loaded) {
@@ -178,7 +176,8 @@ void AccountPool::applyLoaded(QList<Account> loaded, QString pin, bool strict, Q
         m_index.insert(m_accounts.at(i).record.id, i);
     m_pinnedAccountId = pin;
     m_pinStrict = strict;
-    m_strategy = parseStrategy(strategy.isEmpty() ? m_config.strategy : strategy).value_or(Strategy::CapacityWeighted);
+    // The strategy is a configuration-file setting (the dashboard edits that file), not a database one.
+    m_strategy = parseStrategy(m_config.strategy).value_or(Strategy::CapacityWeighted);
     m_changeCounter = counter;
     for (const Account &a : std::as_const(m_accounts)) {
         if (!a.tokensReady && a.tokenProblem.isEmpty())
@@ -234,7 +233,7 @@ QList<Candidate> AccountPool::candidates(bool ignoreSlots) const
         c.cooldownUntilMs = a.record.cooldownUntilMs.value_or(0);
         c.usage = a.usage;
         c.lastSelectedMs = a.record.lastSelectedMs.value_or(0);
-        const int slotTotal = qMax(1, a.record.slotCount > 0 ? a.record.slotCount : m_config.slotsPerAccount);
+        const int slotTotal = qMax(1, a.record.slotCount.value_or(m_config.slotsPerAccount));
         c.freeSlots = ignoreSlots ? 1 : qMax(0, slotTotal - a.inFlight);
         out.append(c);
     }
@@ -413,7 +412,7 @@ QJsonArray AccountPool::statusJson() const
     QJsonArray out;
     const qint64 now = m_clock.nowMs();
     for (const Account &a : m_accounts) {
-        const int slotTotal = a.record.slotCount > 0 ? a.record.slotCount : m_config.slotsPerAccount;
+        const int slotTotal = a.record.slotCount.value_or(m_config.slotsPerAccount);
         QJsonObject o{
             {QStringLiteral("account_id"), a.record.id},
             {QStringLiteral("account_alias"), a.record.alias ? QJsonValue(*a.record.alias) : QJsonValue()},

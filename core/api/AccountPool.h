@@ -90,7 +90,7 @@ signals:
 
 private:
     void pollChanges();
-    void applyLoaded(QList<Account> loaded, QString pin, bool strict, QString strategy, qint64 counter);
+    void applyLoaded(QList<Account> loaded, QString pin, bool strict, qint64 counter);
     void loadTokens(const QString &accountId);
     QList<Candidate> candidates(bool ignoreSlots) const;
     void persistAccountState(const Account &a);

@@ -231,6 +231,8 @@ ConfigResult loadConfig(const ConfigOverrides &overrides, const QHash<QString, Q
         return r;
     }
     r.error = validate(c);
+    if (!r.error.isEmpty() && !c.configFile.isEmpty())
+        r.error = c.configFile + QStringLiteral(": ") + r.error;
     return r;
 }
 

@@ -44,7 +44,7 @@ AccountRecord recordFrom(const QSqlQuery &q)
     a.lastSelectedMs = optInt64(q.value(12));
     a.tokenExpiresAtMs = optInt64(q.value(13));
     a.lastRefreshMs = optInt64(q.value(14));
-    a.slotCount = q.value(15).toInt();
+    a.slotCount = q.value(15).isNull() ? std::nullopt : std::optional<int>(q.value(15).toInt());
     return a;
 }
 

@@ -32,7 +32,7 @@ const QStringList &version1()
             last_selected_ms INTEGER,
             token_expires_at_ms INTEGER,
             last_refresh_ms INTEGER,
-            slot_count INTEGER NOT NULL DEFAULT 4 CHECK (slot_count >= 1),
+            slot_count INTEGER CHECK (slot_count IS NULL OR slot_count >= 1),
             UNIQUE (chatgpt_account_id, user_id)))"),
         QStringLiteral(R"(CREATE TABLE account_usage (
             account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,

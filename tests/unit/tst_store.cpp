@@ -102,10 +102,10 @@ private slots:
         QCOMPARE(scalar(*m_db, QStringLiteral("PRAGMA synchronous")).toInt(), 1); // NORMAL
         QCOMPARE(scalar(*m_db, QStringLiteral("PRAGMA busy_timeout")).toInt(), 5000);
         QCOMPARE(m_db->changeCounter(), std::optional<qint64>(0));
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT dflt_value FROM pragma_table_info('accounts') "
-                                              "WHERE name = 'slot_count'"))
-                     .toInt(),
-                 4);
+        // No stored slot count: the configured slots_per_account applies until an account overrides it.
+        QVERIFY(scalar(*m_db, QStringLiteral("SELECT dflt_value FROM pragma_table_info('accounts') "
+                                             "WHERE name = 'slot_count'"))
+                    .isNull());
     }
 
     void migrationIsIdempotent()
@@ -178,7 +178,7 @@ private slots:
         QCOMPARE(a.updatedAtMs, m_clock.nowMs());
         QCOMPARE(a.createdAtMs, m_clock.nowMs() - 60000);
         QCOMPARE(a.email, QStringLiteral("alice@example.test"));
-        QCOMPARE(a.slotCount, 4);
+        QVERIFY(!a.slotCount.has_value());
         QCOMPARE(accounts.list().size(), 3);
 
         // A paused account stays paused on re-import: pausing is the user's decision.
@@ -278,7 +278,7 @@ private slots:
         QVERIFY(!accounts.find(id)->cooldownUntilMs);
         QVERIFY(!accounts.setSlotCount(id, 0, &error));
         QVERIFY(accounts.setSlotCount(id, 2, &error));
-        QCOMPARE(accounts.find(id)->slotCount, 2);
+        QCOMPARE(accounts.find(id)->slotCount, std::optional<int>(2));
         QVERIFY(!accounts.touchSelected(QStringLiteral("acc_missing"), &error));
     }
 
