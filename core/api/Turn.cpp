@@ -268,6 +268,8 @@ void Turn::onRequestSent()
 
 void Turn::onHeaders(int status, const HttpHeaders &headers)
 {
+    // Qt does not always report requestSent before the answer; the head proves the request went out.
+    m_budget.connected();
     m_upstreamHeaders = headers;
     for (const auto &h : headers) {
         if (headerNameEquals(h.first, "x-request-id"))
@@ -343,7 +345,7 @@ void Turn::onEvent(const SseEvent &event)
         if (!m_sink->responseId().isEmpty())
             m_s.pool->rememberAnchor(m_sink->responseId(), m_accountId);
         m_attempts.append({m_accountId, status, m_s.clock->monotonicMs() - m_attemptStartMs});
-        dropCall();
+        letCallFinish();
         settle(status, [this, bytes] {
             if (!m_response)
                 return;
@@ -407,6 +409,19 @@ void Turn::onKeepalive()
     if (!m_response->isCommitted())
         commitStream();
     writeClient(m_sink->keepaliveFrame());
+}
+
+void Turn::letCallFinish()
+{
+    // After the terminal event the rest of the upstream body is a few bytes: read it to the end so the
+    // keep-alive connection can serve the next turn, but never wait for it for long.
+    if (!m_call)
+        return;
+    UpstreamCall *call = m_call;
+    m_call = nullptr;
+    disconnect(call, nullptr, this, nullptr);
+    call->resume();
+    QTimer::singleShot(5000, call, [call] { call->abort(QStringLiteral("upstream did not close after the terminal event")); });
 }
 
 void Turn::dropCall()

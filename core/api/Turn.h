@@ -75,6 +75,7 @@ private:
     // No account is left to fail over to: answer with what the last attempt ran into.
     void giveUp(std::optional<qint64> earliestResetMs);
     void dropCall();
+    void letCallFinish();
     void releaseSlot();
     void armDeadline();
     void commitStream();

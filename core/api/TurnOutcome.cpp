@@ -15,8 +15,10 @@ Q_DECLARE_LOGGING_CATEGORY(lcTurn)
 namespace sy {
 
 void Turn::attemptFailed(const QString &outcome, const FailureInfo &failure, int upstreamStatus,
-                         const QByteArray &upstreamBody, const QString &killStage)
+                         const QByteArray &upstreamBodyRef, const QString &killStage)
 {
+    // A copy: the reference may point into the call, which dropCall() clears.
+    const QByteArray upstreamBody = upstreamBodyRef;
     dropCall();
     m_attempts.append({m_accountId, outcome, m_s.clock->monotonicMs() - m_attemptStartMs});
     m_budget.endAttempt();
