@@ -320,6 +320,7 @@ void Turn::onEvent(const SseEvent &event)
         m_forwardedEvent = true;
         m_state = State::Streaming;
         m_budget.firstEvent();
+        armDeadline(); // from now on stream_idle and stream_max apply
         m_keepaliveTimer.stop();
         m_s.pool->recordSuccess(m_accountId);
         if (m_sink->streaming())

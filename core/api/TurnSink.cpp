@@ -95,7 +95,16 @@ public:
     }
     QByteArray failureFrames(const QString &code, const QString &message) override
     {
-        return responsesFailureFrames(responseId(), code, message);
+        // Even a stream that only ever carried keepalives starts with response.created on /v1.
+        QByteArray out;
+        if (!m_started) {
+            QJsonObject response = m_acc.response();
+            response.insert(QStringLiteral("status"), QStringLiteral("in_progress"));
+            out = sseFormat("response.created", compactJson(QJsonObject{{QStringLiteral("type"), QStringLiteral("response.created")},
+                                                                       {QStringLiteral("response"), response}}));
+            m_started = true;
+        }
+        return out + responsesFailureFrames(responseId(), code, message);
     }
 
 private:
