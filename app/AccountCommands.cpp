@@ -2,13 +2,16 @@
 #include "Commands.h"
 
 #include "accounts/AuthJson.h"
-#include "accounts/KeychainSecretStore.h"
+#include "accounts/SecretStore.h"
+#include "accounts/SecretStoreFactory.h"
 #include "store/AccountRepository.h"
 #include "store/SettingsRepository.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
+
+#include <memory>
 
 namespace sy::app {
 
@@ -24,7 +27,7 @@ QJsonValue optTime(const std::optional<qint64> &v)
     return v ? QJsonValue(timeText(v)) : QJsonValue();
 }
 
-int importFiles(Database &db, const CommandLine &cl)
+int importFiles(Database &db, const Config &config, const CommandLine &cl)
 {
     const QStringList files = cl.words.mid(2);
     if (files.isEmpty())
@@ -48,13 +51,16 @@ int importFiles(Database &db, const CommandLine &cl)
         parsed.append(imp);
     }
 
-    KeychainSecretStore keychain;
+    QString storeError;
+    const std::unique_ptr<SecretStore> secrets(makeSecretStore(config, &storeError));
+    if (!secrets)
+        return fail(storeError);
     AccountRepository repo(db);
     for (int i = 0; i < parsed.size(); ++i) {
         const AuthJsonImport &imp = parsed.at(i);
         const QString id = AccountRepository::makeAccountId(imp.chatgptAccountId, imp.userId);
-        // Tokens go to the keychain first: an account row never exists without its secret.
-        const SecretOutcome stored = keychain.writeTokensBlocking(id, imp.tokens);
+        // Tokens go to the secret store first: an account row never exists without its secret.
+        const SecretOutcome stored = secrets->writeTokensBlocking(id, imp.tokens);
         if (!stored.ok)
             return fail(QStringLiteral("%1: tokens not stored: %2").arg(files.at(i), stored.errorText));
         AccountRepository::Identity identity;
@@ -70,7 +76,7 @@ int importFiles(Database &db, const CommandLine &cl)
         const auto result = repo.upsert(identity, &error);
         if (!result) {
             if (!repo.find(id))
-                keychain.removeTokensBlocking(id); // do not leave an orphaned secret behind
+                secrets->removeTokensBlocking(id); // do not leave an orphaned secret behind
             return fail(QStringLiteral("%1: %2").arg(files.at(i), error));
         }
         out(QStringLiteral("%1 %2 (%3, %4)")
@@ -141,15 +147,18 @@ int listAccounts(Database &db, const Config &config, const CommandLine &cl)
 int runAccounts(const Config &config, const CommandLine &cl)
 {
     const QString verb = cl.words.value(1);
-    static const QStringList verbs = {QStringLiteral("import"), QStringLiteral("list"),  QStringLiteral("pause"),
-                                      QStringLiteral("resume"), QStringLiteral("remove"), QStringLiteral("pin")};
+    static const QStringList verbs = {QStringLiteral("import"), QStringLiteral("login"),  QStringLiteral("list"),
+                                      QStringLiteral("pause"),  QStringLiteral("resume"), QStringLiteral("remove"),
+                                      QStringLiteral("pin")};
     if (!verbs.contains(verb))
         return fail(QStringLiteral("accounts needs one of: %1").arg(verbs.join(QStringLiteral(", "))));
     auto db = openDatabase(config, false);
     if (!db)
         return ExitFailure;
     if (verb == QLatin1String("import"))
-        return importFiles(*db, cl);
+        return importFiles(*db, config, cl);
+    if (verb == QLatin1String("login"))
+        return loginAccount(*db, config, cl);
     if (verb == QLatin1String("list"))
         return listAccounts(*db, config, cl);
 
@@ -183,11 +192,14 @@ int runAccounts(const Config &config, const CommandLine &cl)
                                                                           : QString()));
         return ExitOk;
     }
-    // remove: the keychain item first, then the record (anchors and affinity go with it; history stays).
-    KeychainSecretStore keychain;
-    const SecretOutcome removed = keychain.removeTokensBlocking(a.id);
+    // remove: the stored tokens first, then the record (anchors and affinity go with it; history stays).
+    QString storeError;
+    const std::unique_ptr<SecretStore> secrets(makeSecretStore(config, &storeError));
+    if (!secrets)
+        return fail(storeError);
+    const SecretOutcome removed = secrets->removeTokensBlocking(a.id);
     if (!removed.ok)
-        return fail(QStringLiteral("the keychain item of %1 was not removed: %2").arg(a.displayName(), removed.errorText));
+        return fail(QStringLiteral("the stored tokens of %1 were not removed: %2").arg(a.displayName(), removed.errorText));
     if (!repo.remove(a.id, &error))
         return fail(error);
     out(QStringLiteral("removed %1").arg(a.displayName()));

@@ -9,6 +9,7 @@ namespace {
 const char kUsage[] = R"(Commands:
   (none)                          tray app with the proxy in-process (headless serve without a display)
   serve                           headless proxy
+  accounts login [--alias NAME]    OAuth login in the browser (callback on localhost:1455)
   accounts import FILE... [--alias NAME]
   accounts list [--json]
   accounts pause|resume|remove ACCOUNT

@@ -3,6 +3,10 @@
 #include "CommandLine.h"
 #include "config/Config.h"
 
+namespace sy {
+class Database;
+}
+
 namespace sy::app {
 
 // Exit codes shared by every command (DESIGN.md "Command line").
@@ -10,6 +14,8 @@ enum ExitCode { ExitOk = 0, ExitFailure = 1, ExitProblem = 2, ExitConfig = 3 };
 
 int runServe(const Config &config);
 int runAccounts(const Config &config, const CommandLine &cl);
+// `accounts login`: the browser OAuth flow (LoginCommand.cpp).
+int loginAccount(Database &db, const Config &config, const CommandLine &cl);
 int runRequests(const Config &config, const CommandLine &cl);
 int runUsage(const Config &config, const CommandLine &cl);
 int runStatus(const Config &config, const CommandLine &cl);

@@ -1,6 +1,7 @@
 #include "ProxyHost.h"
 
-#include "accounts/KeychainSecretStore.h"
+#include "accounts/SecretStore.h"
+#include "accounts/SecretStoreFactory.h"
 #include "api/ProxyService.h"
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
@@ -41,7 +42,9 @@ QString ProxyHost::start()
     if (!m_store->start(m_config.sqlitePath(), &error))
         return QStringLiteral("cannot open the database %1: %2").arg(m_config.sqlitePath(), error);
 
-    m_secrets = new KeychainSecretStore();
+    m_secrets = makeSecretStore(m_config, &error);
+    if (!m_secrets)
+        return error;
     m_secrets->moveToThread(&m_proxyThread);
     m_proxy = new ProxyService(m_config, SystemClock::instance(), m_store.get(), m_secrets);
     m_proxy->moveToThread(&m_proxyThread);

@@ -1,5 +1,7 @@
 #include "config/Config.h"
 
+#include "accounts/SecretCipher.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -208,6 +210,7 @@ ConfigResult loadConfig(const ConfigOverrides &overrides, const QHash<QString, Q
     c.dataDir = overrides.dataDir ? *overrides.dataDir : envOr("SWITCHYARD_DATA_DIR", defaultDataDir(env));
     c.databaseUrl = env.value(QStringLiteral("SWITCHYARD_DATABASE_URL"));
     c.secretBackend = envOr("SWITCHYARD_SECRET_BACKEND", c.secretBackend);
+    c.secretKeyFile = env.value(QStringLiteral("SWITCHYARD_SECRET_KEY_FILE"));
     c.upstreamUrl = QUrl(envOr("SWITCHYARD_UPSTREAM_URL", c.upstreamUrl.toString()));
     c.authUrl = QUrl(envOr("SWITCHYARD_AUTH_URL", c.authUrl.toString()));
     // Test-only: shorten leases so lease expiry can be exercised in seconds.
@@ -226,13 +229,22 @@ ConfigResult loadConfig(const ConfigOverrides &overrides, const QHash<QString, Q
         r.error = QStringLiteral("SWITCHYARD_DATABASE_URL: PostgreSQL replicas are not supported by this build yet");
         return r;
     }
-    if (c.secretBackend == QLatin1String("database")) {
-        r.error = QStringLiteral("SWITCHYARD_SECRET_BACKEND=database is not supported by this build yet; use keychain");
+    r.error = validate(c);
+    if (!r.error.isEmpty() && !c.configFile.isEmpty()) {
+        r.error = c.configFile + QStringLiteral(": ") + r.error;
         return r;
     }
-    r.error = validate(c);
-    if (!r.error.isEmpty() && !c.configFile.isEmpty())
-        r.error = c.configFile + QStringLiteral(": ") + r.error;
+    // Fail closed before anything runs: a replica without a usable, private key file must not start.
+    if (r.error.isEmpty() && c.secretBackend == QLatin1String("database")) {
+        if (c.secretKeyFile.isEmpty()) {
+            r.error = QStringLiteral("SWITCHYARD_SECRET_BACKEND=database needs SWITCHYARD_SECRET_KEY_FILE "
+                                     "(32 random bytes or 64 hex digits, mode 0600)");
+        } else {
+            QString keyError;
+            if (!SecretKey::fromFile(c.secretKeyFile, &keyError))
+                r.error = QStringLiteral("SWITCHYARD_SECRET_KEY_FILE: ") + keyError;
+        }
+    }
     return r;
 }
 

@@ -26,6 +26,7 @@ struct Config
     QString dataDir;
     QString databaseUrl; // empty = SQLite file in dataDir
     QString secretBackend = QStringLiteral("keychain");
+    QString secretKeyFile; // SWITCHYARD_SECRET_KEY_FILE: the key of the database secret backend
     QString configFile;   // the file that was read, empty when none
     bool configFileExplicit = false;
 

@@ -89,6 +89,23 @@ const QStringList &version1()
     return statements;
 }
 
+// Version 2: account tokens for SWITCHYARD_SECRET_BACKEND=database, sealed with XChaCha20-Poly1305
+// (DatabaseSecretStore). No foreign key to accounts: an import stores the secret before the account row
+// exists, so removing an account removes its secret explicitly.
+const QStringList &version2()
+{
+    static const QStringList statements = {
+        QStringLiteral(R"(CREATE TABLE account_secrets (
+            account_id TEXT PRIMARY KEY,
+            format INTEGER NOT NULL,
+            key_id TEXT NOT NULL,
+            nonce BLOB NOT NULL,
+            ciphertext BLOB NOT NULL,
+            updated_at_ms INTEGER NOT NULL))"),
+    };
+    return statements;
+}
+
 } // namespace
 
 bool applySchemaVersion(Database &db, int version, QString *error)
@@ -97,6 +114,9 @@ bool applySchemaVersion(Database &db, int version, QString *error)
     switch (version) {
     case 1:
         statements = &version1();
+        break;
+    case 2:
+        statements = &version2();
         break;
     default:
         if (error)

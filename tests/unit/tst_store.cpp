@@ -83,8 +83,8 @@ private slots:
 
     void migrationFromEmptyCreatesSchema()
     {
-        QCOMPARE(m_db->schemaVersion(), 1);
-        QCOMPARE(Database::latestSchemaVersion(), 1);
+        QCOMPARE(m_db->schemaVersion(), 2);
+        QCOMPARE(Database::latestSchemaVersion(), 2);
         QVERIFY(m_db->writable());
         QSet<QString> tables;
         QSqlQuery q = m_db->query();
@@ -92,7 +92,7 @@ private slots:
         while (q.next())
             tables << q.value(0).toString();
         QCOMPARE(tables, set({"schema_version", "meta", "accounts", "account_usage", "settings", "request_log",
-                              "response_anchors", "session_affinity"}));
+                              "response_anchors", "session_affinity", "account_secrets"}));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                               "name = 'request_log_started'"))
                      .toInt(),
@@ -115,8 +115,39 @@ private slots:
         m_db.reset();
         m_db = std::make_unique<Database>();
         QVERIFY2(m_db->open(path(), &error), qPrintable(error));
+        QCOMPARE(m_db->schemaVersion(), 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 2);
+    }
+
+    // A version-1 file (before account_secrets) upgrades to version 2 on open and keeps its data.
+    void migrationFromVersion1AddsAccountSecrets()
+    {
+        const QString id = addAccount(QStringLiteral("personal-alice.json"));
+        QString error;
+        // Version 2 only added account_secrets, so dropping it (and its version row) gives a version-1 file.
+        QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE account_secrets"), &error), qPrintable(error));
+        QVERIFY2(m_db->exec(QStringLiteral("DELETE FROM schema_version WHERE version = 2"), &error), qPrintable(error));
         QCOMPARE(m_db->schemaVersion(), 1);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 1);
+        m_db.reset();
+
+        // A read-only connection refuses the old schema instead of guessing.
+        Database reader;
+        QVERIFY(!reader.open(path(), &error, Database::OpenMode::ReadOnly));
+        QVERIFY2(error.contains(QLatin1String("not upgraded")), qPrintable(error));
+
+        m_db = std::make_unique<Database>();
+        QVERIFY2(m_db->open(path(), &error), qPrintable(error));
+        QCOMPARE(m_db->schemaVersion(), 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                              "name = 'account_secrets'"))
+                     .toInt(),
+                 1);
+        QVERIFY(AccountRepository(*m_db).find(id).has_value());
+        // No foreign key: an import stores the secret before its account row exists.
+        QVERIFY2(m_db->exec(QStringLiteral("INSERT INTO account_secrets VALUES ('acc_not_yet', 1, 'k', x'00', x'00', 0)"),
+                            &error),
+                 qPrintable(error));
     }
 
     void refusesSchemaFromTheFuture()
