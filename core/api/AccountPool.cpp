@@ -397,6 +397,18 @@ void AccountPool::recordSuccess(const QString &accountId)
     emit accountsChanged();
 }
 
+void AccountPool::recordPlan(const QString &accountId, const QString &plan)
+{
+    const int i = m_index.value(accountId, -1);
+    if (i < 0 || plan.isEmpty() || m_accounts[i].record.plan == plan)
+        return;
+    m_accounts[i].record.plan = plan;
+    m_store->submit([accountId, plan](Database &db, QString *error) {
+        return AccountRepository(db).setPlan(accountId, plan, error);
+    }, this, {});
+    emit accountsChanged();
+}
+
 void AccountPool::persistAccountState(const Account &a)
 {
     const QString id = a.record.id;

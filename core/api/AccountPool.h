@@ -81,6 +81,8 @@ public:
     void recordUsage(const QString &accountId, const AccountUsage &usage);
     void recordFailure(const QString &accountId, const FailureInfo &failure);
     void recordSuccess(const QString &accountId);
+    // The plan reported by the usage endpoint; stored only when it changed.
+    void recordPlan(const QString &accountId, const QString &plan);
 
     QJsonArray statusJson() const;
 

@@ -7,6 +7,7 @@
 #include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
+#include "usage/UsagePoller.h"
 #include "util/Clock.h"
 #include "util/Ids.h"
 
@@ -48,6 +49,7 @@ QString ProxyService::start()
             .arg(m_config.listenPort)
             .arg(m_server->errorString());
     m_startedAtMs = m_clock.nowMs();
+    startUsagePolling();
     return {};
 }
 
@@ -55,6 +57,32 @@ void ProxyService::stop()
 {
     if (m_server)
         m_server->close();
+    if (m_usagePoller)
+        m_usagePoller->stop();
+}
+
+void ProxyService::startUsagePolling()
+{
+    // One account at a time, staggered over the interval: quota windows stay fresh for idle accounts too.
+    m_usagePoller = new UsagePoller(
+        m_clock, m_config.upstreamUrl, m_upstream,
+        [this] {
+            QList<PollTarget> targets;
+            for (const AccountPool::Account *a : m_pool->accounts()) {
+                if (a->tokensReady)
+                    targets.append({a->record.id, a->record.chatgptAccountId, a->tokens.accessToken, a->record.status});
+            }
+            return targets;
+        },
+        this);
+    if (m_config.usagePollIntervalS > 0)
+        m_usagePoller->setIntervalMs(qint64(m_config.usagePollIntervalS) * 1000);
+    connect(m_usagePoller, &UsagePoller::usagePolled, this,
+            [this](const QString &accountId, const AccountUsage &usage, const QString &plan) {
+                m_pool->recordUsage(accountId, usage);
+                m_pool->recordPlan(accountId, plan);
+            });
+    m_usagePoller->start();
 }
 
 quint16 ProxyService::port() const

@@ -14,6 +14,7 @@ class SecretStore;
 class StoreWorker;
 class Turn;
 class UpstreamClient;
+class UsagePoller;
 
 // The proxy: downstream server, routes, account pool and upstream client, all living on one thread that is not
 // the GUI thread. Create it, move it to its thread, then call start() there (e.g. with a blocking queued call).
@@ -41,6 +42,7 @@ private:
     void handleLocalApi(int route, HttpRequestPtr request, HttpResponse *response);
     void passthrough(int route, HttpRequestPtr request, HttpResponse *response);
     QByteArray statusJson() const;
+    void startUsagePolling();
 
     const Config &m_config;
     const Clock &m_clock;
@@ -49,6 +51,7 @@ private:
     HttpServer *m_server = nullptr;
     UpstreamClient *m_upstream = nullptr;
     AccountPool *m_pool = nullptr;
+    UsagePoller *m_usagePoller = nullptr;
     QSet<Turn *> m_turns;
     qint64 m_startedAtMs = 0;
 };
