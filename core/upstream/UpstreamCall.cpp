@@ -1,7 +1,9 @@
 #include "upstream/UpstreamCall.h"
 
+#include "upstream/ConnectionPool.h"
+#include "upstream/UpstreamClient.h"
+
 #include <QLoggingCategory>
-#include <QNetworkReply>
 #include <utility>
 
 namespace sy {
@@ -12,36 +14,48 @@ namespace {
 
 constexpr qint64 readChunkBytes = 16 * 1024;
 
-// Errors that mean the transport broke. Every other error Qt reports once a status line arrived is Qt's
-// translation of the HTTP status (400 -> ProtocolInvalidOperationError, 407 -> ProxyAuthenticationRequired,
-// 404 -> ContentNotFoundError, ...), and such a response arrived completely. That translation is spread over
-// all of Qt's error ranges, hence the explicit list instead of a range check.
-bool isTransportError(QNetworkReply::NetworkError error)
+// Headers the transport sets itself; forwarding a client's copy would corrupt framing or compression.
+bool isTransportHeader(const QByteArray &name)
 {
-    switch (error) {
-    case QNetworkReply::ConnectionRefusedError:
-    case QNetworkReply::RemoteHostClosedError:
-    case QNetworkReply::HostNotFoundError:
-    case QNetworkReply::TimeoutError:
-    case QNetworkReply::OperationCanceledError:
-    case QNetworkReply::SslHandshakeFailedError:
-    case QNetworkReply::TemporaryNetworkFailureError:
-    case QNetworkReply::NetworkSessionFailedError:
-    case QNetworkReply::BackgroundRequestNotAllowedError:
-    case QNetworkReply::TooManyRedirectsError:
-    case QNetworkReply::InsecureRedirectError:
-    case QNetworkReply::UnknownNetworkError:
-    case QNetworkReply::ProxyConnectionRefusedError:
-    case QNetworkReply::ProxyConnectionClosedError:
-    case QNetworkReply::ProxyNotFoundError:
-    case QNetworkReply::ProxyTimeoutError:
-    case QNetworkReply::UnknownProxyError:
-    case QNetworkReply::ProtocolUnknownError:
-    case QNetworkReply::ProtocolFailure:
-        return true;
-    default:
-        return false;
+    static const QByteArrayList owned{"host",    "content-length",   "connection", "keep-alive",
+                                      "te",      "transfer-encoding", "upgrade",    "proxy-connection",
+                                      "expect",  "accept-encoding"};
+    return owned.contains(name.toLower());
+}
+
+bool isSafeHeader(const QByteArray &name, const QByteArray &value)
+{
+    return !name.isEmpty() && !name.contains(':') && !name.contains('\r') && !name.contains('\n') &&
+           !name.contains(' ') && !value.contains('\r') && !value.contains('\n');
+}
+
+QByteArray hostHeader(const QUrl &url, bool tls)
+{
+    QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
+    if (host.contains(':'))
+        host = '[' + host + ']';
+    const int port = url.port();
+    if (port >= 0 && port != (tls ? 443 : 80))
+        host += ':' + QByteArray::number(port);
+    return host;
+}
+
+QByteArray requestBytes(const UpstreamRequest &request, const QByteArray &method, bool tls)
+{
+    QByteArray target = request.url.path(QUrl::FullyEncoded).toLatin1();
+    if (target.isEmpty())
+        target = "/";
+    if (request.url.hasQuery())
+        target += '?' + request.url.query(QUrl::FullyEncoded).toLatin1();
+    QByteArray out = method + ' ' + target + " HTTP/1.1\r\nHost: " + hostHeader(request.url, tls) + "\r\n";
+    for (const auto &[name, value] : request.headers) {
+        if (!isTransportHeader(name) && isSafeHeader(name, value))
+            out += name + ": " + value + "\r\n";
     }
+    if (!request.body.isEmpty() || method == "POST" || method == "PUT" || method == "PATCH")
+        out += "Content-Length: " + QByteArray::number(request.body.size()) + "\r\n";
+    out += "Accept-Encoding: identity\r\nConnection: keep-alive\r\n\r\n";
+    return out + request.body;
 }
 
 bool isEventStreamType(const QByteArray &contentType)
@@ -53,36 +67,22 @@ bool isEventStreamType(const QByteArray &contentType)
 
 } // namespace
 
-UpstreamCall::UpstreamCall(QNetworkReply *reply, const QUrl &url, qint64 maxBodyBytes, QObject *parent)
-    : QObject(parent), m_reply(reply), m_url(url), m_maxBodyBytes(maxBodyBytes), m_parser(maxBodyBytes)
+UpstreamCall::UpstreamCall(UpstreamClient *client, const UpstreamRequest &request,
+                           const UpstreamEndpoint &endpoint, const QSslConfiguration &tls)
+    : QObject(client), m_client(client), m_url(request.url), m_endpoint(endpoint), m_tls(tls),
+      m_maxBodyBytes(request.maxBodyBytes), m_parser(request.maxBodyBytes)
 {
-    // Qt forwards the read buffer size to its HTTP thread only once the request has been handed over there
-    // (for a request with a body that happens from the event loop, after start() returned); a size set
-    // earlier never reaches the socket reader. So it is set again at the first sign of the transfer.
-    reply->setReadBufferSize(readBufferBytes);
-    // Qt may open a second socket (IPv4 and IPv6) or resend on a stale keep-alive connection; the stages
-    // are measured from the first of each.
-    connect(reply, &QNetworkReply::socketStartedConnecting, this, [this] {
-        m_reply->setReadBufferSize(readBufferBytes);
-        if (!m_done && !std::exchange(m_connectingSeen, true))
-            emit connecting();
-    });
-    connect(reply, &QNetworkReply::requestSent, this, [this] {
-        m_reply->setReadBufferSize(readBufferBytes);
-        if (!m_done && !std::exchange(m_requestSentSeen, true))
-            emit requestSent();
-    });
-    connect(reply, &QNetworkReply::metaDataChanged, this, [this] { pump(); });
-    connect(reply, &QNetworkReply::readyRead, this, [this] { pump(); });
-    connect(reply, &QNetworkReply::finished, this, [this] {
-        m_replyFinished = true;
-        pump();
-    });
+    const QByteArray method = request.method.toUpper();
+    m_headRequest = method == "HEAD";
+    m_requestBytes = requestBytes(request, method, endpoint.tls);
+    m_http = std::make_unique<HttpResponseParser>(m_headRequest);
 }
 
 UpstreamCall::~UpstreamCall()
 {
-    detachReply();
+    // Only reached without finish() when the client goes away: close, never pool, a half-used connection.
+    if (m_connection)
+        m_connection->close();
 }
 
 QString UpstreamCall::outcomeName(Outcome outcome)
@@ -116,34 +116,148 @@ void UpstreamCall::resume()
     if (m_done || !m_paused)
         return;
     m_paused = false;
-    // Bytes Qt already buffered raise no new readyRead, so the drain has to be scheduled here.
+    // Bytes already buffered raise no new readyRead, so the drain has to be scheduled here.
     QMetaObject::invokeMethod(
         this, [this] { pump(); }, Qt::QueuedConnection);
 }
 
+void UpstreamCall::begin()
+{
+    if (m_done)
+        return;
+    if (m_endpoint.host.isEmpty() || !(m_url.scheme() == QLatin1String("http") || m_endpoint.tls)) {
+        finish(Outcome::ConnectionFailed, QStringLiteral("unsupported upstream URL"));
+        return;
+    }
+    if (UpstreamConnection *pooled = m_client->m_pool->take(m_endpoint.key())) {
+        qCDebug(lcUpstream) << "upstream call reuses connection" << pooled->id();
+        attach(pooled);
+        sendRequest();
+        return;
+    }
+    openConnection();
+}
+
+void UpstreamCall::openConnection()
+{
+    auto *connection = new UpstreamConnection(m_endpoint, m_tls, this);
+    attach(connection);
+    if (!std::exchange(m_connectingSeen, true)) {
+        const QPointer<UpstreamCall> self(this);
+        emit connecting();
+        if (!self || m_done)
+            return;
+    }
+    qCDebug(lcUpstream) << "upstream call opens connection" << connection->id();
+    connection->open();
+}
+
+void UpstreamCall::attach(UpstreamConnection *connection)
+{
+    m_connection = connection;
+    connection->setParent(this);
+    connect(connection, &UpstreamConnection::opened, this, &UpstreamCall::sendRequest);
+    connect(connection, &UpstreamConnection::written, this, &UpstreamCall::onWritten);
+    connect(connection, &UpstreamConnection::readyRead, this, &UpstreamCall::pump);
+    connect(connection, &UpstreamConnection::closed, this, &UpstreamCall::onConnectionClosed);
+}
+
+void UpstreamCall::sendRequest()
+{
+    if (m_done || !m_connection || !m_connection->isOpen())
+        return;
+    m_connection->write(m_requestBytes);
+}
+
+void UpstreamCall::onWritten()
+{
+    if (!m_done && m_connection && m_connection->writtenAll())
+        noteRequestSent();
+}
+
+bool UpstreamCall::noteRequestSent()
+{
+    if (std::exchange(m_requestSentSeen, true))
+        return true;
+    m_requestBytes = QByteArray(); // only a retry before the first byte left would have needed it
+    const QPointer<UpstreamCall> self(this);
+    emit requestSent();
+    return self && !m_done;
+}
+
+void UpstreamCall::onConnectionClosed()
+{
+    if (m_done || !m_connection)
+        return;
+    UpstreamConnection *connection = m_connection;
+    const QString error = connection->errorString();
+    if (!m_receivedAny && connection->exchanges() > 0 && !connection->writtenAny()) {
+        // A pooled connection the upstream had already closed: not one byte of the request reached the kernel,
+        // so nothing was sent and a new connection is safe.
+        qCDebug(lcUpstream) << "upstream connection" << connection->id() << "was closed while pooled; reconnecting";
+        releaseConnection();
+        openConnection();
+        return;
+    }
+    if (!m_receivedAny && !m_requestSentSeen) {
+        finish(Outcome::ConnectionFailed, error);
+        return;
+    }
+    m_peerClosed = true;
+    pump();
+}
+
 void UpstreamCall::noteHeaders()
 {
-    if (m_headersSeen || !m_reply)
+    if (m_headersSeen || !m_http->headComplete())
         return;
-    const QVariant status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
-    if (!status.isValid())
+    // The head proves the upstream has what it needed, even if the kernel is still taking the request's tail.
+    if (!noteRequestSent())
         return;
     m_headersSeen = true;
-    m_status = status.toInt();
-    m_eventStream = m_status >= 200 && m_status < 300 && isEventStreamType(m_reply->rawHeader("Content-Type"));
-    emit headersReceived(m_status, m_reply->rawHeaderPairs());
+    m_status = m_http->status();
+    QByteArray contentType;
+    for (const auto &[name, value] : m_http->headers()) {
+        if (name.compare("content-type", Qt::CaseInsensitive) == 0)
+            contentType = value;
+    }
+    m_eventStream = m_status >= 200 && m_status < 300 && !m_headRequest && isEventStreamType(contentType);
+    emit headersReceived(m_status, m_http->headers());
+}
+
+void UpstreamCall::takeBody()
+{
+    if (!m_http->hasBody())
+        return;
+    const QByteArray chunk = m_http->takeBody();
+    if (m_eventStream) {
+        m_parser.feed(chunk);
+        if (m_parser.overflowed())
+            finish(Outcome::ConnectionLost, QStringLiteral("an SSE event exceeds %1 bytes").arg(m_maxBodyBytes));
+    } else if (m_body.size() + chunk.size() > m_maxBodyBytes) {
+        finish(Outcome::ConnectionLost, QStringLiteral("response body exceeds %1 bytes").arg(m_maxBodyBytes));
+    } else {
+        m_body.append(chunk);
+    }
 }
 
 void UpstreamCall::pump()
 {
-    // A handler running a nested event loop must not start a second drain of the same reply.
-    if (m_pumping || m_done)
+    // A handler running a nested event loop must not start a second drain of the same connection.
+    if (m_pumping || m_done || !m_connection)
         return;
     const QPointer<UpstreamCall> self(this);
     m_pumping = true;
-    noteHeaders();
-    while (self && !m_done && !m_paused && m_headersSeen) {
-        if (m_eventStream && m_parser.hasNext()) {
+    while (self && !m_done) {
+        if (!m_headersSeen && m_http->headComplete()) {
+            noteHeaders();
+            continue;
+        }
+        if (m_headersSeen && m_http->hasBody()) {
+            takeBody();
+            continue;
+        }
+        if (m_headersSeen && !m_paused && m_eventStream && m_parser.hasNext()) {
             const SseParser::Item item = m_parser.takeNext();
             if (item.kind == SseParser::Item::Kind::Event)
                 emit sseEvent(item.event);
@@ -151,41 +265,35 @@ void UpstreamCall::pump()
                 emit keepaliveComment();
             continue;
         }
-        if (!m_reply || m_reply->bytesAvailable() <= 0)
+        // Headers are read even while paused; the body waits.
+        if ((m_paused && m_headersSeen) || m_http->isComplete() || m_http->hasError())
             break;
-        const QByteArray chunk = m_reply->read(readChunkBytes);
-        if (m_eventStream) {
-            m_parser.feed(chunk);
-            if (m_parser.overflowed())
-                finish(Outcome::ConnectionLost, QStringLiteral("an SSE event exceeds %1 bytes").arg(m_maxBodyBytes));
-        } else if (m_body.size() + chunk.size() > m_maxBodyBytes) {
-            finish(Outcome::ConnectionLost, QStringLiteral("response body exceeds %1 bytes").arg(m_maxBodyBytes));
+        if (m_connection->bytesAvailable() > 0) {
+            const QByteArray chunk = m_connection->read(readChunkBytes);
+            m_receivedAny = true;
+            if (m_http->feed(chunk.constData(), chunk.size()) < chunk.size() && m_http->isComplete())
+                m_trailingBytes = true;
+        } else if (m_peerClosed && !m_eofFed) {
+            m_eofFed = true;
+            m_http->feedEof();
         } else {
-            m_body.append(chunk);
+            break;
         }
     }
     if (!self)
         return;
     m_pumping = false;
-    const bool drained = !(m_eventStream && m_parser.hasNext()) && (!m_reply || m_reply->bytesAvailable() <= 0);
-    if (!m_done && !m_paused && m_replyFinished && drained)
+    if (m_done || (m_paused && m_headersSeen) || (m_eventStream && m_parser.hasNext()))
+        return;
+    if (m_http->hasError())
+        finish(Outcome::ConnectionLost, m_http->errorString());
+    else if (m_http->isComplete() && m_headersSeen)
         complete();
 }
 
 void UpstreamCall::complete()
 {
-    const QNetworkReply::NetworkError error = m_reply->error();
-    const QString errorText = m_reply->errorString();
-    if (!m_headersSeen) {
-        finish(Outcome::ConnectionFailed, error == QNetworkReply::NoError ? QStringLiteral("no response") : errorText);
-        return;
-    }
-    if (isTransportError(error)) {
-        finish(Outcome::ConnectionLost, errorText);
-        return;
-    }
     if (m_eventStream) {
-        // A close-delimited body ends without a transport error, so only the parser can tell a cut stream.
         if (m_parser.finish() != SseParser::EndState::Clean)
             finish(Outcome::ConnectionLost, QStringLiteral("event stream ended inside an event"));
         else
@@ -204,8 +312,8 @@ void UpstreamCall::finish(Outcome outcome, const QString &detail)
         return;
     m_done = true;
     m_paused = false;
-    // Stop the transfer before anyone hears about it, so the connection slot is free when finished() runs.
-    detachReply();
+    // Give the connection back (or close it) before anyone hears about it.
+    releaseConnection();
     m_body.clear();
     qCDebug(lcUpstream).noquote() << "upstream call" << m_url.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery)
                                   << "status" << m_status << outcomeName(outcome) << detail;
@@ -213,16 +321,23 @@ void UpstreamCall::finish(Outcome outcome, const QString &detail)
     deleteLater();
 }
 
-void UpstreamCall::detachReply()
+void UpstreamCall::releaseConnection()
 {
-    if (!m_reply)
+    if (!m_connection)
         return;
-    QNetworkReply *reply = m_reply;
-    m_reply = nullptr;
-    disconnect(reply, nullptr, this, nullptr);
-    if (reply->isRunning())
-        reply->abort();
-    reply->deleteLater();
+    UpstreamConnection *connection = m_connection;
+    m_connection = nullptr;
+    disconnect(connection, nullptr, this, nullptr);
+    // Reusable only after a complete exchange that both sides meant to keep alive, with nothing left over.
+    const bool reusable = m_http->isComplete() && m_http->keepAlive() && !m_trailingBytes && m_requestSentSeen &&
+                          connection->writtenAll() && connection->isOpen() && connection->bytesAvailable() == 0;
+    if (reusable) {
+        connection->noteExchangeDone();
+        m_client->m_pool->release(connection);
+    } else {
+        connection->close();
+        connection->deleteLater();
+    }
 }
 
 } // namespace sy

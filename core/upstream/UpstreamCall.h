@@ -1,46 +1,50 @@
 #pragma once
 
+#include "upstream/HttpResponseParser.h"
 #include "upstream/SseParser.h"
+#include "upstream/UpstreamConnection.h"
 
 #include <QByteArray>
-#include <QList>
 #include <QObject>
-#include <QPair>
 #include <QPointer>
 #include <QUrl>
-
-class QNetworkReply;
+#include <memory>
 
 namespace sy {
 
-using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
+class UpstreamClient;
 
 struct UpstreamRequest
 {
     QByteArray method;
     QUrl url;
     // Sent as given, except headers the transport owns (Host, Content-Length, Connection, Keep-Alive,
-    // Transfer-Encoding, TE, Upgrade, Proxy-Connection, Accept-Encoding): Qt advertises the encodings it can
-    // decode (Debian's 6.4: zstd, br, gzip, deflate) and hands over the decoded body, so a client's own
-    // Accept-Encoding would only make Qt pass compressed bytes through undecoded.
+    // Transfer-Encoding, TE, Upgrade, Proxy-Connection, Expect, Accept-Encoding): the request always says
+    // "Accept-Encoding: identity", so bodies arrive (and are handed over) uncompressed.
     HttpHeaders headers;
     QByteArray body;
     // Bound on a buffered (non-SSE) body and on one SSE event; a larger response is cut off as broken.
     qint64 maxBodyBytes = 64 * 1024 * 1024;
 };
 
-// One upstream HTTP exchange, created by UpstreamClient::start(). Lives in the client's thread.
+// One upstream HTTP/1.1 exchange, created by UpstreamClient::start(). Lives in the client's thread.
 //
 // Signals, in order: connecting() (at most once, only when a new connection is opened; a reused keep-alive
-// connection skips it), requestSent() (at most once: end of the connect stage), headersReceived() (even while
-// paused; headers are not body data), then either sseEvent() / keepaliveComment() as they arrive (2xx
-// text/event-stream; any comment line counts as a keepalive) or one bodyReceived() with the complete body
-// (everything else), then finished() exactly once. After finished() the call deletes itself (deleteLater),
-// so hold it in a QPointer if you keep it.
+// connection skips it), requestSent() (at most once, when the kernel took the last byte of the request: end
+// of the connect stage; always before headersReceived()), headersReceived() (even while paused; headers are
+// not body data), then either sseEvent() / keepaliveComment() as they arrive (2xx text/event-stream; any
+// comment line counts as a keepalive) or one bodyReceived() with the complete body (everything else), then
+// finished() exactly once. After finished() the call deletes itself (deleteLater), so hold it in a QPointer
+// if you keep it. Nothing is emitted from inside start(); the exchange begins from the event loop.
+//
+// A request is never sent twice. The only retry is invisible to the upstream: when a pooled keep-alive
+// connection turns out closed before the kernel took any byte of the request, a new connection is opened
+// (and connecting() emitted) instead.
 //
 // abort() emits finished(Aborted) synchronously, before it returns, unless the call had already finished
 // (then it does nothing). Nothing at all is emitted after finished(), whatever the caller does. Handlers may
-// call abort() or pause() from inside any signal; delivery stops at once.
+// call abort() or pause() from inside any signal; delivery stops at once. An aborted call closes its
+// connection unless the response had already arrived completely.
 class UpstreamCall : public QObject
 {
     Q_OBJECT
@@ -49,13 +53,15 @@ public:
     enum class Outcome
     {
         Completed,        // the whole response arrived (any HTTP status; an SSE stream ended between events)
-        ConnectionFailed, // no response at all: refused, DNS, TLS, proxy, closed before the status line
-        ConnectionLost,   // after the headers: dropped mid-body, SSE cut inside an event, oversized response
+        ConnectionFailed, // the request never fully reached the upstream: refused, DNS, TLS, proxy, or the
+                          // connection failed while the request was being written
+        ConnectionLost,   // the request was sent, then the response broke: closed before or inside the head,
+                          // dropped mid-body, SSE cut inside an event, malformed or oversized response
         Aborted           // abort() was called
     };
     Q_ENUM(Outcome)
 
-    // Qt's own buffer for unread body bytes. While paused nothing is read, so once this fills Qt stops
+    // Bound on the socket bytes Qt reads ahead. While paused nothing is read, so once this fills Qt stops
     // reading the socket and TCP flow control pushes back on the upstream.
     static constexpr qint64 readBufferBytes = 64 * 1024;
 
@@ -86,25 +92,43 @@ signals:
 
 private:
     friend class UpstreamClient;
-    UpstreamCall(QNetworkReply *reply, const QUrl &url, qint64 maxBodyBytes, QObject *parent);
+    UpstreamCall(UpstreamClient *client, const UpstreamRequest &request, const UpstreamEndpoint &endpoint,
+                 const QSslConfiguration &tls);
 
+    void begin();
+    void openConnection();
+    void attach(UpstreamConnection *connection);
+    void sendRequest();
+    void onWritten();
+    void onConnectionClosed();
+    bool noteRequestSent();
     void noteHeaders();
+    void takeBody();
     void pump();
     void complete();
     void finish(Outcome outcome, const QString &detail);
-    void detachReply();
+    void releaseConnection();
 
-    QPointer<QNetworkReply> m_reply;
+    UpstreamClient *m_client;
     QUrl m_url;
+    UpstreamEndpoint m_endpoint;
+    QSslConfiguration m_tls;
+    QByteArray m_requestBytes;
     qint64 m_maxBodyBytes;
+    UpstreamConnection *m_connection = nullptr;
+    std::unique_ptr<HttpResponseParser> m_http;
     SseParser m_parser;
     QByteArray m_body;
     int m_status = -1;
+    bool m_headRequest = false;
     bool m_connectingSeen = false;
     bool m_requestSentSeen = false;
     bool m_headersSeen = false;
     bool m_eventStream = false;
-    bool m_replyFinished = false;
+    bool m_receivedAny = false;  // any response byte on this call's connection
+    bool m_peerClosed = false;   // the connection closed after the request went out
+    bool m_eofFed = false;
+    bool m_trailingBytes = false; // bytes after the response: the connection cannot be reused
     bool m_paused = false;
     bool m_pumping = false;
     bool m_done = false;

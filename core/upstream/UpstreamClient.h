@@ -2,72 +2,64 @@
 
 #include "upstream/UpstreamCall.h"
 
-#include <QElapsedTimer>
+#include <QList>
 #include <QNetworkProxy>
 #include <QObject>
-#include <QTimer>
-#include <vector>
-
-class QNetworkAccessManager;
+#include <QPointer>
+#include <QSslConfiguration>
 
 namespace sy {
 
-// Starts upstream HTTP calls without Qt 6.4's per-host queueing.
+class ConnectionPool;
+
+// Starts upstream HTTP/1.1 calls on its own keep-alive connection pool (no Qt network access manager: that
+// one silently resends a request whose connection closes before the answer, caps connections per host and
+// hides connection reuse).
 //
-// A QNetworkAccessManager opens at most 6 HTTP/1.1 connections per host and queues further requests
-// internally (unconfigurable before Qt 6.5), which would make a 7th concurrent stream wait and be
-// mis-measured as connect time. So the client keeps a pool of managers, gives each new call to the first
-// manager with fewer than maxCallsPerManager() running calls and opens another manager when all are full.
-// Extra managers left idle for idleManagerTimeoutMs() are dropped again; the first one is kept.
+// Every call gets an idle pooled connection to the same scheme, host, port and proxy, or a new one; there is
+// no limit on connections per host, so concurrency is bounded only by the callers. A connection returns to
+// the pool only after a complete response both sides allowed to keep alive, and is closed after
+// idleConnectionTimeoutMs() unused. https uses TLS with ALPN "http/1.1", SNI and peer verification against
+// the system CAs (or those of setTlsConfiguration()).
 //
-// All managers and calls live in the client's thread; use the client from that thread only. Redirects are
-// not followed, cookies are neither stored nor sent (accounts must not share them), HTTP/2 is allowed for
-// https. Deleting the client deletes its unfinished calls without emitting their finished().
+// Everything lives in the client's thread; use the client from that thread only. Redirects are not
+// followed, cookies are neither stored nor sent (accounts must not share them), responses are requested
+// uncompressed. Deleting the client deletes its unfinished calls without emitting their finished().
 class UpstreamClient : public QObject
 {
     Q_OBJECT
 
 public:
-    // Qt's fixed per-host connection count for HTTP/1.1.
-    static constexpr int qtConnectionsPerHost = 6;
-
     explicit UpstreamClient(QObject *parent = nullptr);
     ~UpstreamClient() override;
 
-    // Never returns null. Header values (Authorization included) are never logged.
+    // Never returns null; nothing is emitted before the event loop runs. Header values (Authorization
+    // included) are never logged.
     UpstreamCall *start(const UpstreamRequest &request);
 
-    // Applies to every manager, current and future (e.g. one client per egress proxy).
+    // For calls started from now on (e.g. one client per egress proxy): HTTP CONNECT or SOCKS5, as
+    // QTcpSocket supports them; plain-http upstreams are tunnelled through an HTTP proxy as well. The default
+    // (QNetworkProxy::DefaultProxy) follows the application proxy.
     void setProxy(const QNetworkProxy &proxy);
+    QNetworkProxy proxy() const { return m_proxy; }
+    // Base TLS settings for https calls started from now on (e.g. extra CA certificates). ALPN "http/1.1" and
+    // peer verification are always enforced on top.
+    void setTlsConfiguration(const QSslConfiguration &config) { m_tls = config; }
+    QSslConfiguration tlsConfiguration() const { return m_tls; }
 
     int activeCalls() const;
-    int managerCount() const { return int(m_pool.size()); }
-
-    int maxCallsPerManager() const { return m_maxCallsPerManager; }
-    // Only for tests that demonstrate Qt's cap: more than 6 turns the pool into plain Qt queueing.
-    void setMaxCallsPerManager(int calls) { m_maxCallsPerManager = calls; }
-    int idleManagerTimeoutMs() const { return m_idleTimeoutMs; }
-    void setIdleManagerTimeoutMs(int ms);
+    // Open keep-alive connections waiting for a call.
+    int idleConnections() const;
+    int idleConnectionTimeoutMs() const;
+    void setIdleConnectionTimeoutMs(int ms);
 
 private:
-    struct PoolEntry
-    {
-        QNetworkAccessManager *manager = nullptr;
-        int active = 0;
-        QElapsedTimer idleSince;
-    };
+    friend class UpstreamCall;
 
-    std::size_t pickManager();
-    QNetworkAccessManager *createManager();
-    void callFinished(QNetworkAccessManager *manager);
-    void pruneIdleManagers();
-
-    std::vector<PoolEntry> m_pool;
+    ConnectionPool *m_pool;
     QList<QPointer<UpstreamCall>> m_calls;
     QNetworkProxy m_proxy{QNetworkProxy::DefaultProxy};
-    QTimer m_pruneTimer;
-    int m_maxCallsPerManager = qtConnectionsPerHost;
-    int m_idleTimeoutMs = 60 * 1000;
+    QSslConfiguration m_tls;
 };
 
 } // namespace sy

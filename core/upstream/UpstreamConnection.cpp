@@ -1,0 +1,202 @@
+#include "upstream/UpstreamConnection.h"
+
+#include "upstream/UpstreamCall.h"
+
+#include <QNetworkProxyFactory>
+#include <QSslSocket>
+#include <QTcpSocket>
+#include <atomic>
+
+#ifdef Q_OS_UNIX
+#include <cerrno>
+#include <sys/socket.h>
+#endif
+
+namespace sy {
+
+namespace {
+
+std::atomic<quint64> g_nextConnectionId{1};
+
+} // namespace
+
+UpstreamEndpoint UpstreamEndpoint::fromUrl(const QUrl &url, const QNetworkProxy &proxy)
+{
+    UpstreamEndpoint out;
+    out.tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+    out.host = url.host();
+    out.port = quint16(url.port(out.tls ? 443 : 80));
+    out.proxy = proxy;
+    return out;
+}
+
+QString UpstreamEndpoint::key() const
+{
+    return QStringLiteral("%1://%2:%3 via %4:%5:%6:%7")
+        .arg(tls ? QStringLiteral("https") : QStringLiteral("http"), host)
+        .arg(port)
+        .arg(int(proxy.type()))
+        .arg(proxy.hostName())
+        .arg(proxy.port())
+        .arg(proxy.user());
+}
+
+UpstreamConnection::UpstreamConnection(const UpstreamEndpoint &endpoint, const QSslConfiguration &tls,
+                                       QObject *parent)
+    : QObject(parent), m_endpoint(endpoint), m_key(endpoint.key()), m_tls(tls), m_id(g_nextConnectionId++)
+{
+}
+
+UpstreamConnection::~UpstreamConnection()
+{
+    close();
+}
+
+void UpstreamConnection::open()
+{
+    if (m_socket)
+        return;
+    if (m_endpoint.tls) {
+        m_ssl = new QSslSocket(this);
+        m_socket = m_ssl;
+    } else {
+        m_socket = new QTcpSocket(this);
+    }
+    // Bounds what Qt reads ahead of the caller: while a call is paused nothing is read, so once this much is
+    // buffered Qt stops reading the socket and TCP flow control pushes back on the upstream.
+    m_socket->setReadBufferSize(UpstreamCall::readBufferBytes);
+    m_socket->setProxy(effectiveProxy());
+    connect(m_socket, &QIODevice::readyRead, this, &UpstreamConnection::readyRead);
+    connect(m_socket, &QAbstractSocket::disconnected, this, &UpstreamConnection::onClosed);
+    connect(m_socket, &QAbstractSocket::errorOccurred, this, &UpstreamConnection::onClosed);
+    if (m_ssl) {
+        QSslConfiguration config = m_tls;
+        // Only HTTP/1.1 is spoken here; offering h2 could get a connection this client cannot use.
+        config.setAllowedNextProtocols({QByteArray(QSslConfiguration::NextProtocolHttp1_1)});
+        config.setPeerVerifyMode(QSslSocket::VerifyPeer);
+        m_ssl->setSslConfiguration(config);
+        connect(m_ssl, &QSslSocket::encrypted, this, &UpstreamConnection::onOpened);
+        // For TLS, plaintext "bytesWritten" only means encrypted into Qt's buffer; the kernel has the bytes
+        // once the encrypted ones are written.
+        connect(m_ssl, &QSslSocket::encryptedBytesWritten, this, &UpstreamConnection::onWritten);
+        // The host name is the SNI and the name the certificate must carry.
+        m_ssl->connectToHostEncrypted(m_endpoint.host, m_endpoint.port);
+    } else {
+        connect(m_socket, &QAbstractSocket::connected, this, &UpstreamConnection::onOpened);
+        connect(m_socket, &QAbstractSocket::bytesWritten, this, &UpstreamConnection::onWritten);
+        m_socket->connectToHost(m_endpoint.host, m_endpoint.port);
+    }
+}
+
+QNetworkProxy UpstreamConnection::effectiveProxy()
+{
+    // Resolved here rather than by the socket, to know whether the socket descriptor is really the
+    // connection to the upstream (proxy engines may hand out a placeholder).
+    QNetworkProxy proxy = m_endpoint.proxy;
+    if (proxy.type() == QNetworkProxy::DefaultProxy) {
+        proxy = QNetworkProxy(QNetworkProxy::NoProxy);
+        const QNetworkProxyQuery query(m_endpoint.host, m_endpoint.port,
+                                       m_endpoint.tls ? QStringLiteral("https") : QStringLiteral("http"),
+                                       QNetworkProxyQuery::TcpSocket);
+        for (const QNetworkProxy &candidate : QNetworkProxyFactory::proxyForQuery(query)) {
+            if (candidate.type() == QNetworkProxy::NoProxy ||
+                candidate.capabilities().testFlag(QNetworkProxy::TunnelingCapability)) {
+                proxy = candidate;
+                break;
+            }
+        }
+    }
+    m_direct = proxy.type() == QNetworkProxy::NoProxy;
+    return proxy;
+}
+
+void UpstreamConnection::onOpened()
+{
+    if (m_closed || m_open)
+        return;
+    m_open = true;
+    // A request goes out in one write; don't let Nagle hold back its tail.
+    m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    emit opened();
+}
+
+void UpstreamConnection::onWritten(qint64 bytes)
+{
+    // Handshake records count for nothing: only bytes after write() are the caller's.
+    if (bytes <= 0 || !m_writing)
+        return;
+    m_writtenAny = true;
+    emit written();
+}
+
+void UpstreamConnection::onClosed()
+{
+    if (m_closed || !m_socket)
+        return;
+    m_closed = true;
+    m_error = m_socket->error() == QAbstractSocket::UnknownSocketError ? QStringLiteral("connection closed")
+                                                                       : m_socket->errorString();
+    emit closed();
+}
+
+bool UpstreamConnection::isReusable() const
+{
+    if (!isOpen() || m_socket->state() != QAbstractSocket::ConnectedState || m_socket->bytesAvailable() > 0)
+        return false;
+#ifdef Q_OS_UNIX
+    // Qt learns about a close from the event loop; the kernel may already know. An idle HTTP connection has
+    // nothing to say, so unread bytes mean it is done too: a 408 before closing, or for TLS most likely the
+    // close_notify alert ahead of the close (records Qt handles itself, like session tickets, are read as
+    // soon as they arrive, so seeing one here is rare and only costs a new connection). Through a proxy
+    // only Qt's view is available.
+    const qintptr fd = m_direct ? m_socket->socketDescriptor() : -1;
+    if (fd >= 0) {
+        char byte = 0;
+        const ssize_t n = ::recv(int(fd), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return false;
+    }
+#endif
+    return true;
+}
+
+void UpstreamConnection::write(const QByteArray &bytes)
+{
+    m_writtenAny = false;
+    m_writing = true;
+    if (m_socket)
+        m_socket->write(bytes);
+}
+
+bool UpstreamConnection::writtenAll() const
+{
+    if (!m_socket || !m_writing || !m_writtenAny)
+        return false;
+    return m_socket->bytesToWrite() == 0 && (!m_ssl || m_ssl->encryptedBytesToWrite() == 0);
+}
+
+qint64 UpstreamConnection::bytesAvailable() const
+{
+    return m_socket ? m_socket->bytesAvailable() : 0;
+}
+
+QByteArray UpstreamConnection::read(qint64 maxBytes)
+{
+    return m_socket ? m_socket->read(maxBytes) : QByteArray();
+}
+
+void UpstreamConnection::close()
+{
+    if (!m_socket)
+        return;
+    QTcpSocket *socket = m_socket;
+    m_socket = nullptr;
+    m_ssl = nullptr;
+    m_closed = true;
+    disconnect(socket, nullptr, this, nullptr);
+    socket->abort();
+    // The socket may be emitting the signal that led here.
+    socket->deleteLater();
+}
+
+} // namespace sy

@@ -1,0 +1,103 @@
+#pragma once
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QNetworkProxy>
+#include <QObject>
+#include <QSslConfiguration>
+#include <QString>
+#include <QUrl>
+
+class QTcpSocket;
+class QSslSocket;
+
+namespace sy {
+
+// Where a connection goes: connections are only shared between calls with equal keys.
+struct UpstreamEndpoint
+{
+    bool tls = false;
+    QString host;
+    quint16 port = 0;
+    QNetworkProxy proxy;
+
+    static UpstreamEndpoint fromUrl(const QUrl &url, const QNetworkProxy &proxy);
+    // Scheme, host, port and the proxy's type, host, port and user (never its password).
+    QString key() const;
+};
+
+// One HTTP/1.1 transport connection to an upstream: a QTcpSocket, or a QSslSocket (ALPN "http/1.1", peer
+// verification against the configured CAs, SNI from the host name) for https, through the endpoint's proxy
+// (HTTP CONNECT or SOCKS5, as QTcpSocket supports them). It knows nothing about HTTP itself; the call that
+// holds it writes one request and reads one response, then hands it back to the pool or closes it.
+//
+// Write accounting is what tells a safe retry from a resend: writtenAny() turns true once the kernel took
+// a first byte of what was written, writtenAll() once it took the last one.
+class UpstreamConnection : public QObject
+{
+    Q_OBJECT
+
+public:
+    UpstreamConnection(const UpstreamEndpoint &endpoint, const QSslConfiguration &tls, QObject *parent);
+    ~UpstreamConnection() override;
+
+    const QString &key() const { return m_key; }
+    quint64 id() const { return m_id; }
+
+    // Starts connecting (and the TLS handshake); opened() or closed() follows, possibly synchronously.
+    void open();
+    bool isOpen() const { return m_open && !m_closed; }
+    bool isClosed() const { return m_closed; }
+    const QString &errorString() const { return m_error; }
+
+    // How many responses were read completely on this connection; more than 0 means it is a reused one.
+    int exchanges() const { return m_exchanges; }
+    void noteExchangeDone() { ++m_exchanges; }
+
+    // Whether an idle connection can still carry a request: open, nothing unread, and (for a direct
+    // connection) the kernel has neither an end of stream nor any byte pending that Qt has not noticed yet.
+    bool isReusable() const;
+    qint64 idleMs() const { return m_idleSince.isValid() ? m_idleSince.elapsed() : 0; }
+    void markIdle() { m_idleSince.start(); }
+
+    void write(const QByteArray &bytes);
+    bool writtenAny() const { return m_writtenAny; }
+    bool writtenAll() const;
+
+    qint64 bytesAvailable() const;
+    QByteArray read(qint64 maxBytes);
+
+    // Drops the connection at once; emits nothing.
+    void close();
+
+signals:
+    void opened();
+    // The kernel took more of the written bytes.
+    void written();
+    void readyRead();
+    // The peer closed or the connection failed; emitted once. Unread bytes stay readable.
+    void closed();
+
+private:
+    QNetworkProxy effectiveProxy();
+    void onOpened();
+    void onWritten(qint64 bytes);
+    void onClosed();
+
+    UpstreamEndpoint m_endpoint;
+    QString m_key;
+    QSslConfiguration m_tls;
+    QTcpSocket *m_socket = nullptr;
+    QSslSocket *m_ssl = nullptr;
+    quint64 m_id;
+    QElapsedTimer m_idleSince;
+    QString m_error;
+    int m_exchanges = 0;
+    bool m_direct = true; // no proxy between the socket and the upstream
+    bool m_open = false;
+    bool m_closed = false;
+    bool m_writing = false; // write() was called
+    bool m_writtenAny = false;
+};
+
+} // namespace sy
