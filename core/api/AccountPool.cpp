@@ -71,6 +71,9 @@ AccountPool::AccountPool(const Config &config, const Clock &clock, StoreWorker *
 {
     m_pollTimer.setInterval(1000);
     connect(&m_pollTimer, &QTimer::timeout, this, &AccountPool::pollChanges);
+    m_refresh = new RefreshCoordinator(clock, store, secrets, new TokenRefresher(config.authUrl, this), this);
+    m_refreshTimer.setInterval(60000);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &AccountPool::refreshDueAccounts);
 }
 
 void AccountPool::start(std::function<void()> ready)
@@ -126,6 +129,8 @@ void AccountPool::start(std::function<void()> ready)
         });
     if (!m_pollTimer.isActive())
         m_pollTimer.start();
+    if (!m_refreshTimer.isActive())
+        m_refreshTimer.start();
 }
 
 void AccountPool::reloadNow()
@@ -210,6 +215,8 @@ void AccountPool::loadTokens(const QString &accountId)
             a.tokensReady = true;
             a.tokenProblem.clear();
             emit slotFreed();
+            // An account imported with an almost expired token should not wait a timer period.
+            QTimer::singleShot(0, this, &AccountPool::refreshDueAccounts);
         } else {
             a.tokenProblem = outcome.ok ? QStringLiteral("no access token stored") : outcome.errorText;
             qCWarning(lcPool).noquote() << "account" << accountId << "has no usable tokens:" << a.tokenProblem;
@@ -350,8 +357,8 @@ void AccountPool::recordFailure(const QString &accountId, const FailureInfo &fai
     const qint64 now = m_clock.nowMs();
     a.record.consecutiveFailures += 1;
     const qint64 until = cooldownUntil(failure, a.record.consecutiveFailures, now, m_config.backoffMaxS);
-    // A 401 cannot be repaired here (token refresh comes with the accounts work): keep the account out of
-    // rotation for the backoff period so other accounts serve meanwhile.
+    // A 401 that a token refresh did not repair (turns refresh once before they get here): keep the account
+    // out of rotation for the backoff period so other accounts serve meanwhile.
     const qint64 effective = failure.cls == FailureClass::AuthExpired
                                  ? now + qMin<qint64>(qint64(m_config.backoffMaxS) * 1000,
                                                       30000LL << qMin(a.record.consecutiveFailures - 1, 4))

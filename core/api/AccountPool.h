@@ -2,6 +2,7 @@
 
 #include "accounts/AccountRecord.h"
 #include "accounts/AuthTokens.h"
+#include "accounts/RefreshCoordinator.h"
 #include "config/Config.h"
 #include "routing/Selection.h"
 #include "usage/FailureClassifier.h"
@@ -86,6 +87,16 @@ public:
 
     QJsonArray statusJson() const;
 
+    // Refreshes the account's OAuth tokens (single flight per account, also across processes). `done(ok)`
+    // runs once, later: ok means the account now holds tokens newer than the ones that failed. When
+    // `staleAccessToken` is given and the account already uses another access token (a refresh finished
+    // since that request was sent), no refresh is made and done(true) follows. A permanent refusal moves the
+    // account to reauth_required (deactivated for deactivation codes) with a reason.
+    void refreshTokens(const QString &accountId, std::function<void(bool ok)> done,
+                       const QString &staleAccessToken = {});
+    // Refreshes accounts whose access token expires within 5 minutes or whose last refresh is 8 days old.
+    void refreshDueAccounts();
+
 signals:
     void slotFreed();
     void accountsChanged();
@@ -96,6 +107,8 @@ private:
     void loadTokens(const QString &accountId);
     QList<Candidate> candidates(bool ignoreSlots) const;
     void persistAccountState(const Account &a);
+    void applyRefresh(const QString &accountId, const RefreshCoordinator::Outcome &outcome);
+    void setStatus(Account &a, const QString &status, const QString &reason);
 
     const Config &m_config;
     const Clock &m_clock;
@@ -103,6 +116,9 @@ private:
     SecretStore *m_secrets;
     QRandomGenerator m_rng;
     QTimer m_pollTimer;
+    QTimer m_refreshTimer;
+    RefreshCoordinator *m_refresh = nullptr;
+    QHash<QString, qint64> m_refreshRetryAtMs; // proactive refresh backoff after a transient failure
     bool m_loading = false;
     int m_pendingTokenLoads = 0;
     QList<std::function<void()>> m_tokensSettled;

@@ -82,6 +82,13 @@ void ProxyService::startUsagePolling()
                 m_pool->recordUsage(accountId, usage);
                 m_pool->recordPlan(accountId, plan);
             });
+    connect(m_usagePoller, &UsagePoller::unauthorized, this, [this](const QString &accountId) {
+        // The poll may have used a token that a turn's refresh has just replaced: then there is nothing to do.
+        const AccountPool::Account *a = m_pool->account(accountId);
+        if (a && a->record.lastRefreshMs && m_clock.nowMs() - *a->record.lastRefreshMs < 60000)
+            return;
+        m_pool->refreshTokens(accountId, {});
+    });
     m_usagePoller->start();
 }
 

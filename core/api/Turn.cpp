@@ -168,6 +168,8 @@ void Turn::route()
     m_selection.affinityAccountId = m_sessionKey.isEmpty() ? QString() : m_s.pool->sessionAccount(m_sessionKey);
     m_selection.pinnedAccountId = m_s.pool->pinnedAccountId();
     m_selection.pinStrict = m_s.pool->pinStrict();
+    if (!m_retryAccountId.isEmpty())
+        m_selection.affinityAccountId = std::exchange(m_retryAccountId, QString()); // same account, new token
 
     const AccountPool::Acquisition a = m_s.pool->acquire(m_selection);
     m_skipped = a.selection.skipped;
@@ -248,6 +250,7 @@ void Turn::dispatch(const QString &accountId)
     req.method = "POST";
     req.url = upstreamEndpoint(m_s.config->upstreamUrl, QStringLiteral("/codex/responses"));
     req.headers = upstreamHeaders(*m_request, *account, m_requestId.toLatin1(), true);
+    m_attemptAccessToken = account->tokens.accessToken;
     req.body = m_upstreamBody;
     m_attemptStartMs = m_s.clock->monotonicMs();
     m_budget.beginAttempt();

@@ -72,6 +72,10 @@ private:
 
     void attemptFailed(const QString &outcome, const FailureInfo &failure, int upstreamStatus,
                        const QByteArray &upstreamBody, const QString &killStage = {});
+    // Another account, if the request may still move; else giveUp().
+    void failOver(const QString &failedAccount);
+    // After a 401: refresh the account's tokens once per request, then retry it (or fail over).
+    void refreshThenRetry(const QString &failedAccount, const FailureInfo &failure);
     // No account is left to fail over to: answer with what the last attempt ran into.
     void giveUp(std::optional<qint64> earliestResetMs);
     void dropCall();
@@ -113,6 +117,9 @@ private:
     QPointer<UpstreamCall> m_call;
     QString m_accountId;  // the account holding our slot (and the one booked)
     bool m_holdingSlot = false;
+    QString m_attemptAccessToken; // the access token the current attempt was sent with (never logged)
+    bool m_refreshTried = false;  // a 401 already led to a token refresh in this request
+    QString m_retryAccountId;     // after a successful refresh: the account to try again first
     qint64 m_attemptStartMs = 0;
     HttpHeaders m_upstreamHeaders;
     QByteArray m_upstreamRequestId;

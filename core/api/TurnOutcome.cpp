@@ -23,7 +23,10 @@ void Turn::attemptFailed(const QString &outcome, const FailureInfo &failure, int
     m_attempts.append({m_accountId, outcome, m_s.clock->monotonicMs() - m_attemptStartMs});
     m_budget.endAttempt();
     const QString failedAccount = m_accountId;
-    if (penalisesAccount(failure.cls))
+    // A 401 may only mean the access token expired: refresh once before penalising the account.
+    const bool refresh = failure.cls == FailureClass::AuthExpired && !m_refreshTried && !m_forwardedEvent &&
+                         m_budget.expiredStage().isEmpty();
+    if (penalisesAccount(failure.cls) && !refresh)
         m_s.pool->recordFailure(failedAccount, failure);
     releaseSlot();
 
@@ -47,6 +50,15 @@ void Turn::attemptFailed(const QString &outcome, const FailureInfo &failure, int
     }
     m_blockedBy.insert(outcome);
     m_lastFailure = {outcome, failure, killStage, true};
+    if (refresh) {
+        refreshThenRetry(failedAccount, failure);
+        return;
+    }
+    failOver(failedAccount);
+}
+
+void Turn::failOver(const QString &failedAccount)
+{
     // Fail over while nothing has reached the client; a continuation stays on its owner.
     if (!m_forwardedEvent && m_selection.continuationAccountId.isEmpty() && m_budget.expiredStage().isEmpty()) {
         m_selection.excluded.insert(failedAccount);
@@ -55,6 +67,27 @@ void Turn::attemptFailed(const QString &outcome, const FailureInfo &failure, int
         return;
     }
     giveUp({});
+}
+
+void Turn::refreshThenRetry(const QString &failedAccount, const FailureInfo &failure)
+{
+    m_refreshTried = true;
+    m_state = State::Routing;
+    QPointer<Turn> self(this);
+    m_s.pool->refreshTokens(
+        failedAccount,
+        [self, failedAccount, failure](bool ok) {
+            if (!self || self->m_settled)
+                return;
+            if (ok && self->m_budget.expiredStage().isEmpty()) {
+                self->m_retryAccountId = failedAccount;
+                self->route();
+                return;
+            }
+            self->m_s.pool->recordFailure(failedAccount, failure);
+            self->failOver(failedAccount);
+        },
+        m_attemptAccessToken);
 }
 
 void Turn::giveUp(std::optional<qint64> earliestResetMs)

@@ -106,6 +106,19 @@ const QStringList &version2()
     return statements;
 }
 
+// Version 3: durable single-flight claims for token refresh. Refresh tokens rotate and are single-use, so only
+// the process holding an unexpired claim may refresh an account; the TTL frees a claim whose holder died.
+const QStringList &version3()
+{
+    static const QStringList statements = {
+        QStringLiteral(R"(CREATE TABLE refresh_claims (
+            account_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            expires_at_ms INTEGER NOT NULL))"),
+    };
+    return statements;
+}
+
 } // namespace
 
 bool applySchemaVersion(Database &db, int version, QString *error)
@@ -117,6 +130,9 @@ bool applySchemaVersion(Database &db, int version, QString *error)
         break;
     case 2:
         statements = &version2();
+        break;
+    case 3:
+        statements = &version3();
         break;
     default:
         if (error)

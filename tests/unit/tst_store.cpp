@@ -83,8 +83,8 @@ private slots:
 
     void migrationFromEmptyCreatesSchema()
     {
-        QCOMPARE(m_db->schemaVersion(), 2);
-        QCOMPARE(Database::latestSchemaVersion(), 2);
+        QCOMPARE(m_db->schemaVersion(), 3);
+        QCOMPARE(Database::latestSchemaVersion(), 3);
         QVERIFY(m_db->writable());
         QSet<QString> tables;
         QSqlQuery q = m_db->query();
@@ -92,7 +92,7 @@ private slots:
         while (q.next())
             tables << q.value(0).toString();
         QCOMPARE(tables, set({"schema_version", "meta", "accounts", "account_usage", "settings", "request_log",
-                              "response_anchors", "session_affinity", "account_secrets"}));
+                              "response_anchors", "session_affinity", "account_secrets", "refresh_claims"}));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                               "name = 'request_log_started'"))
                      .toInt(),
@@ -115,18 +115,20 @@ private slots:
         m_db.reset();
         m_db = std::make_unique<Database>();
         QVERIFY2(m_db->open(path(), &error), qPrintable(error));
-        QCOMPARE(m_db->schemaVersion(), 2);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 2);
+        QCOMPARE(m_db->schemaVersion(), 3);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 3);
     }
 
-    // A version-1 file (before account_secrets) upgrades to version 2 on open and keeps its data.
+    // A version-1 file (before account_secrets and refresh_claims) upgrades to the latest on open, keeping its data.
     void migrationFromVersion1AddsAccountSecrets()
     {
         const QString id = addAccount(QStringLiteral("personal-alice.json"));
         QString error;
-        // Version 2 only added account_secrets, so dropping it (and its version row) gives a version-1 file.
+        // Versions 2 and 3 only added account_secrets and refresh_claims, so dropping them (and their version
+        // rows) gives a version-1 file.
         QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE account_secrets"), &error), qPrintable(error));
-        QVERIFY2(m_db->exec(QStringLiteral("DELETE FROM schema_version WHERE version = 2"), &error), qPrintable(error));
+        QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE refresh_claims"), &error), qPrintable(error));
+        QVERIFY2(m_db->exec(QStringLiteral("DELETE FROM schema_version WHERE version >= 2"), &error), qPrintable(error));
         QCOMPARE(m_db->schemaVersion(), 1);
         m_db.reset();
 
@@ -137,8 +139,8 @@ private slots:
 
         m_db = std::make_unique<Database>();
         QVERIFY2(m_db->open(path(), &error), qPrintable(error));
-        QCOMPARE(m_db->schemaVersion(), 2);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 2);
+        QCOMPARE(m_db->schemaVersion(), 3);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 3);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
                                               "name = 'account_secrets'"))
                      .toInt(),

@@ -89,6 +89,9 @@ QProcessEnvironment ProxyProcess::environment() const
     env.insert(QStringLiteral("SWITCHYARD_CONFIG"), configPath());
     if (!m_upstream.isEmpty())
         env.insert(QStringLiteral("SWITCHYARD_UPSTREAM_URL"), m_upstream);
+    // Token refreshes go to a closed local port unless a test gives its fake OAuth server: fake tokens
+    // must never reach the real authorization server.
+    env.insert(QStringLiteral("SWITCHYARD_AUTH_URL"), QStringLiteral("http://127.0.0.1:9"));
     for (auto it = m_env.begin(); it != m_env.end(); ++it)
         env.insert(it.key(), it.value());
     return env;
