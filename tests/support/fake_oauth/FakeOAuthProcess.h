@@ -1,5 +1,7 @@
 #pragma once
 
+#include "lib/ChildServer.h"
+
 // Test-side driver of the fake authorization server (FakeOAuth.h documents its endpoints). Header-only so
 // that test executables can include it as "fake_oauth/FakeOAuthProcess.h" without another library.
 
@@ -50,42 +52,13 @@ public:
     // Starts the process and waits for "LISTENING <port>". On failure errorString() says why.
     bool start(int timeoutMs = 10000)
     {
-        const QString program = qEnvironmentVariable("SWITCHYARD_FAKE_OAUTH");
-        if (program.isEmpty()) {
-            m_error = QStringLiteral("SWITCHYARD_FAKE_OAUTH is not set");
-            return false;
-        }
-        m_process.start(program,
-                        {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--exit-on-stdin-close")});
-        if (!m_process.waitForStarted(timeoutMs)) {
-            m_error = QStringLiteral("cannot start %1: %2").arg(program, m_process.errorString());
-            return false;
-        }
-        QDeadlineTimer deadline(timeoutMs);
-        QByteArray output;
-        while (!deadline.hasExpired()) {
-            if (!m_process.canReadLine() && !m_process.waitForReadyRead(int(qMax<qint64>(1, deadline.remainingTime()))))
-                break;
-            while (m_process.canReadLine()) {
-                const QByteArray line = m_process.readLine().trimmed();
-                output += line + '\n';
-                if (line.startsWith("LISTENING ")) {
-                    m_port = quint16(line.mid(10).toUInt());
-                    return m_port != 0;
-                }
-            }
-        }
-        m_error = QStringLiteral("fake_oauth did not report LISTENING: %1").arg(QString::fromUtf8(output));
-        stop();
-        return false;
+        m_port = startListeningChild(m_process, "SWITCHYARD_FAKE_OAUTH", &m_error, timeoutMs);
+        return m_port != 0;
     }
 
     void stop()
     {
-        if (m_process.state() != QProcess::NotRunning) {
-            m_process.kill();
-            m_process.waitForFinished(5000);
-        }
+        stopChild(m_process);
         m_port = 0;
     }
 

@@ -1,5 +1,7 @@
 #include "lib/FakeUpstreamProcess.h"
 
+#include "lib/ChildServer.h"
+
 #include "lib/HttpTestClient.h"
 
 #include <QDeadlineTimer>
@@ -19,41 +21,13 @@ FakeUpstreamProcess::~FakeUpstreamProcess()
 
 bool FakeUpstreamProcess::start(int timeoutMs)
 {
-    const QString program = qEnvironmentVariable("SWITCHYARD_FAKE_UPSTREAM");
-    if (program.isEmpty()) {
-        m_error = QStringLiteral("SWITCHYARD_FAKE_UPSTREAM is not set");
-        return false;
-    }
-    m_process.start(program, {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--exit-on-stdin-close")});
-    if (!m_process.waitForStarted(timeoutMs)) {
-        m_error = QStringLiteral("cannot start %1: %2").arg(program, m_process.errorString());
-        return false;
-    }
-    QDeadlineTimer deadline(timeoutMs);
-    QByteArray output;
-    while (!deadline.hasExpired()) {
-        if (!m_process.canReadLine() && !m_process.waitForReadyRead(int(qMax<qint64>(1, deadline.remainingTime()))))
-            break;
-        while (m_process.canReadLine()) {
-            const QByteArray line = m_process.readLine().trimmed();
-            output += line + '\n';
-            if (line.startsWith("LISTENING ")) {
-                m_port = quint16(line.mid(10).toUInt());
-                return m_port != 0;
-            }
-        }
-    }
-    m_error = QStringLiteral("fake upstream did not report LISTENING: %1").arg(QString::fromUtf8(output));
-    stop();
-    return false;
+    m_port = startListeningChild(m_process, "SWITCHYARD_FAKE_UPSTREAM", &m_error, timeoutMs);
+    return m_port != 0;
 }
 
 void FakeUpstreamProcess::stop()
 {
-    if (m_process.state() != QProcess::NotRunning) {
-        m_process.kill();
-        m_process.waitForFinished(5000);
-    }
+    stopChild(m_process);
     m_port = 0;
 }
 
