@@ -55,6 +55,8 @@ QString ProxyService::start()
 
 void ProxyService::stop()
 {
+    // Draining: no new turns, not even on keep-alive connections that are still open; in-flight turns finish.
+    m_draining = true;
     if (m_server)
         m_server->close();
     if (m_usagePoller)
@@ -111,6 +113,12 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
         response->sendJsonError(405, "invalid_request_error", "method_not_allowed",
                                 QStringLiteral("%1 is not allowed on %2")
                                     .arg(QString::fromLatin1(request->method), request->path));
+        return;
+    }
+    if (m_draining && match.route != Route::HealthLive && match.route != Route::ApiStatus) {
+        response->setHeader("Retry-After", "5");
+        response->sendJsonError(503, "server_error", "shutting_down",
+                                QStringLiteral("Switchyard is shutting down; in-flight turns are finishing."));
         return;
     }
     switch (match.route) {

@@ -54,6 +54,7 @@ private:
     UsagePoller *m_usagePoller = nullptr;
     QSet<Turn *> m_turns;
     qint64 m_startedAtMs = 0;
+    bool m_draining = false;
 };
 
 } // namespace sy

@@ -238,7 +238,8 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     m_deadlineTimer.stop();
     m_keepaliveTimer.stop();
     dropCall();
-    releaseSlot();
+    // The slot stays held until the settlement row is durable (the model's Inv5/Inv9 ordering): no other
+    // turn takes it while this one is still settling.
     m_budget.finish();
 
     auto opt = [](const QString &v) { return v.isEmpty() ? std::nullopt : std::optional<QString>(v); };
@@ -273,6 +274,7 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
         // writability already refuses new turns.
         if (!self)
             return;
+        self->releaseSlot();
         if (deliver)
             deliver();
         self->finishTurn();

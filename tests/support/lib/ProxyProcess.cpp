@@ -175,6 +175,12 @@ bool ProxyProcess::start(const QString &upstreamBaseUrl, int timeoutMs)
     return false;
 }
 
+void ProxyProcess::terminate()
+{
+    if (isRunning())
+        ::kill(pid_t(m_process.processId()), SIGTERM);
+}
+
 int ProxyProcess::stop(int timeoutMs)
 {
     if (!isRunning())

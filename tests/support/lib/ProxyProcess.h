@@ -56,6 +56,8 @@ public:
     bool start(const QString &upstreamBaseUrl, int timeoutMs = 15000);
     // SIGTERM and wait; returns the exit code.
     int stop(int timeoutMs = 20000);
+    // SIGTERM without waiting (the instance drains; stop() then waits for the exit).
+    void terminate();
     bool isRunning() const { return m_process.state() == QProcess::Running; }
 
     QString errorString() const { return m_error; }
