@@ -77,8 +77,9 @@ void ProxyService::startUsagePolling()
             return targets;
         },
         this);
-    if (m_config.usagePollIntervalS > 0)
-        m_usagePoller->setIntervalMs(qint64(m_config.usagePollIntervalS) * 1000);
+    if (m_config.usagePollIntervalS == 0)
+        return; // the user turned background polling off; usage still arrives with every turn
+    m_usagePoller->setIntervalMs(qint64(m_config.usagePollIntervalS) * 1000);
     connect(m_usagePoller, &UsagePoller::usagePolled, this,
             [this](const QString &accountId, const AccountUsage &usage, const QString &plan) {
                 m_pool->recordUsage(accountId, usage);

@@ -28,7 +28,7 @@ struct IntKey
 const IntKey kIntKeys[] = {
     {"backoff_max_s", SY_FIELD(backoffMaxS), 30, 86400},
     {"slots_per_account", SY_FIELD(slotsPerAccount), 1, 64},
-    {"usage_poll_interval_s", SY_FIELD(usagePollIntervalS), 5, 86400},
+    {"usage_poll_interval_s", SY_FIELD(usagePollIntervalS), 0, 86400},
     {"gate_wait_s", SY_FIELD(budgets.gateWaitS), 1, 3600},
     {"connect_s", SY_FIELD(budgets.connectS), 1, 600},
     {"gate_retire_s", SY_FIELD(budgets.gateRetireS), 1, 86400},

@@ -34,7 +34,7 @@ struct Config
     QString strategy = QStringLiteral("capacity_weighted");
     int backoffMaxS = 300;
     int slotsPerAccount = 4;
-    int usagePollIntervalS = 60; // GET /wham/usage per account, staggered; 0 keeps the default
+    int usagePollIntervalS = 60; // GET /wham/usage per account, staggered; 0 turns background polling off
 
     // Per-stage budgets (DESIGN.md "Per-stage budgets")
     BudgetSettings budgets;

@@ -99,6 +99,10 @@ QProcessEnvironment ProxyProcess::environment() const
 
 bool ProxyProcess::writeConfig()
 {
+    // Tests count the upstream requests their turns cause: background usage polling stays off unless a
+    // test asks for it.
+    if (!m_config.contains(QLatin1String("usage_poll_interval_s")))
+        m_config.insert(QStringLiteral("usage_poll_interval_s"), 0);
     QFile f(configPath());
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
         m_error = f.errorString();
