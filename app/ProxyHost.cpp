@@ -65,21 +65,32 @@ quint16 ProxyHost::port() const
     return p;
 }
 
+bool ProxyHost::waitForTurns(int timeoutMs)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    for (;;) {
+        int inFlight = 0;
+        QMetaObject::invokeMethod(m_proxy, [this, &inFlight] { inFlight = m_proxy->inFlightTurns(); },
+                                  Qt::BlockingQueuedConnection);
+        if (inFlight == 0)
+            return true;
+        if (deadline.hasExpired())
+            return false;
+        QThread::msleep(50);
+    }
+}
+
 void ProxyHost::shutdown(int drainMs)
 {
     if (!m_running)
         return;
     m_running = false;
     QMetaObject::invokeMethod(m_proxy, "stop", Qt::BlockingQueuedConnection);
-    // Drain: in-flight turns finish (and are booked) before the threads stop.
-    QDeadlineTimer deadline(drainMs);
-    while (!deadline.hasExpired()) {
-        int inFlight = 0;
-        QMetaObject::invokeMethod(m_proxy, [this, &inFlight] { inFlight = m_proxy->inFlightTurns(); },
-                                  Qt::BlockingQueuedConnection);
-        if (inFlight == 0)
-            break;
-        QThread::msleep(50);
+    // Drain: in-flight turns finish (and are booked) before the threads stop. Turns still running at the
+    // deadline are cancelled with an explicit error and booked too; only then do the threads stop.
+    if (!waitForTurns(drainMs)) {
+        QMetaObject::invokeMethod(m_proxy, "cancelRemainingTurns", Qt::BlockingQueuedConnection);
+        waitForTurns(5000);
     }
     m_proxyThread.quit();
     m_proxyThread.wait();

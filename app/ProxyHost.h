@@ -34,6 +34,9 @@ public:
     StoreWorker *store() const { return m_store.get(); }
 
 private:
+    // True when no turn is in flight any more (within timeoutMs).
+    bool waitForTurns(int timeoutMs);
+
     Config m_config;
     std::unique_ptr<QLockFile> m_lock;
     std::unique_ptr<StoreWorker> m_store;

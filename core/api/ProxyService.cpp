@@ -63,6 +63,13 @@ void ProxyService::stop()
         m_usagePoller->stop();
 }
 
+void ProxyService::cancelRemainingTurns()
+{
+    const QList<Turn *> turns = m_turns.values();
+    for (Turn *t : turns)
+        t->cancelForShutdown();
+}
+
 void ProxyService::startUsagePolling()
 {
     // One account at a time, staggered over the interval: quota windows stay fresh for idle accounts too.

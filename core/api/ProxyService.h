@@ -30,6 +30,8 @@ public:
     // Loads accounts and listens. Returns an error text (the port is in use, ...) or empty.
     Q_INVOKABLE QString start();
     Q_INVOKABLE void stop();
+    // After the drain deadline: cancel (and book) every turn still in flight.
+    Q_INVOKABLE void cancelRemainingTurns();
     quint16 port() const;
     AccountPool *pool() const { return m_pool; }
     int inFlightTurns() const { return int(m_turns.size()); }

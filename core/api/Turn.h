@@ -45,6 +45,8 @@ public:
     ~Turn() override;
 
     void start();
+    // Ends a turn that outlived the shutdown drain: the client gets an explicit error, the log a row.
+    void cancelForShutdown();
 
     QString requestId() const { return m_requestId; }
     // Live view for /api/status: stage, account, remaining budgets.

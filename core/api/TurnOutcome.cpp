@@ -168,6 +168,25 @@ void Turn::onClientGone()
     settle(QStringLiteral("cancelled"), {});
 }
 
+void Turn::cancelForShutdown()
+{
+    // The drain ran out of time: end the turn the way a client can understand (an error before commit, error
+    // + terminal event after) and book it, rather than vanish when the proxy thread stops.
+    if (m_settled)
+        return;
+    if (m_call)
+        m_attempts.append({m_accountId, QStringLiteral("cancelled"), m_s.clock->monotonicMs() - m_attemptStartMs});
+    dropCall();
+    m_errorCode = QStringLiteral("shutting_down");
+    if (m_response && !m_response->isCommitted()) {
+        failBeforeCommit(503, "server_error", "shutting_down",
+                         QStringLiteral("Switchyard shut down before this turn finished."), QStringLiteral("cancelled"));
+        return;
+    }
+    fail(QStringLiteral("cancelled"), QString(), QStringLiteral("shutting_down"),
+         QStringLiteral("Switchyard shut down before this turn finished."));
+}
+
 void Turn::rejectBeforeDispatch(int status, const QByteArray &type, const QByteArray &code, const QString &message)
 {
     m_errorCode = QString::fromLatin1(code);

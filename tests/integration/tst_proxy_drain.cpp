@@ -75,6 +75,36 @@ private slots:
         const QJsonObject row = proxy.waitForRequest(QString::fromLatin1(requestId));
         QCOMPARE(row.value(QLatin1String("status")).toString(), QStringLiteral("completed"));
     }
+
+    void turnOutlivingTheDrainIsCancelledAndBooked()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY2(fake.start(), qPrintable(fake.errorString()));
+        ProxyProcess proxy;
+        // serve drains for request_total_s / 20 + 5 s = 6 s; the stalled stream would idle for 120 s.
+        proxy.setConfig({{QStringLiteral("request_total_s"), 20}, {QStringLiteral("stream_idle_s"), 120}});
+        QVERIFY2(proxy.addAccounts(1), qPrintable(proxy.errorString()));
+        QVERIFY2(proxy.start(fake.baseUrl()), qPrintable(proxy.errorString()));
+        QVERIFY(fake.script(proxy.accounts().at(0).chatgptAccountId, {QStringLiteral("stall_mid")}));
+
+        RawHttpClient streaming;
+        QVERIFY(streaming.connectTo(proxy.port()));
+        streaming.send(RawHttpClient::buildRequest("POST", "/backend-api/codex/responses",
+                                                   {{"content-type", "application/json"}},
+                                                   codexBody(QStringLiteral("stalled turn"))));
+        QVERIFY(streaming.waitForBodyContaining("response.output_text.delta", 10000));
+        proxy.terminate();
+        // The client is told, explicitly, and the stream is properly terminated.
+        const auto ended = streaming.readResponse(30000);
+        QVERIFY(ended && ended->complete);
+        QVERIFY(ended->body.contains("event: error"));
+        QVERIFY(ended->body.contains("response.failed"));
+        QVERIFY(ended->body.contains("shutting_down"));
+        QCOMPARE(proxy.stop(), 0);
+        const QJsonObject row = proxy.waitForRequest(QString::fromLatin1(ended->header("x-request-id")));
+        QCOMPARE(row.value(QLatin1String("status")).toString(), QStringLiteral("cancelled"));
+        QCOMPARE(row.value(QLatin1String("error_code")).toString(), QStringLiteral("shutting_down"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestProxyDrain)
