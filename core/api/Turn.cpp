@@ -271,7 +271,7 @@ void Turn::onRequestSent()
 
 void Turn::onHeaders(int status, const HttpHeaders &headers)
 {
-    // Qt does not always report requestSent before the answer; the head proves the request went out.
+    // The head proves the request went out (connected() is a no-op when requestSent already moved us on).
     m_budget.connected();
     m_upstreamHeaders = headers;
     for (const auto &h : headers) {
