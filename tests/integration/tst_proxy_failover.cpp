@@ -11,6 +11,7 @@
 // strategy's choice (random under the default capacity_weighted), so a test scripts the fault on one account
 // and sends turns until one is first tried there (turnFirstTriedOn); turns that went elsewhere must have
 // completed normally on their single attempt.
+#include "lib/CodexRequests.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
@@ -29,27 +30,6 @@ using namespace sy;
 using namespace sy::test;
 
 namespace {
-
-QString str(const QJsonObject &o, const char *key)
-{
-    return o.value(QLatin1String(key)).toString();
-}
-
-QByteArray codexBody(const QString &text)
-{
-    const QJsonObject message{
-        {QStringLiteral("type"), QStringLiteral("message")},
-        {QStringLiteral("role"), QStringLiteral("user")},
-        {QStringLiteral("content"), QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("input_text")},
-                                                           {QStringLiteral("text"), text}}}}};
-    const QJsonObject body{{QStringLiteral("model"), QStringLiteral("gpt-5-codex")},
-                           {QStringLiteral("stream"), true},
-                           {QStringLiteral("store"), false},
-                           {QStringLiteral("input"), QJsonArray{message}}};
-    return QJsonDocument(body).toJson(QJsonDocument::Compact);
-}
-
-const HttpHeaderList kCodexHeaders{{"content-type", "application/json"}, {"authorization", "Bearer client-key"}};
 
 // The text a Responses stream delivered, from its output_text.delta events.
 QString streamedText(const SseResult &r)

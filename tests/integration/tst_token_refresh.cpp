@@ -6,6 +6,7 @@
 // expire is refreshed without any traffic and the keychain then holds the rotated tokens; concurrent 401s on
 // one account share a single refresh.
 #include "fake_oauth/FakeOAuthProcess.h"
+#include "lib/CodexRequests.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
@@ -27,27 +28,6 @@ using namespace sy;
 using namespace sy::test;
 
 namespace {
-
-QString str(const QJsonObject &o, const char *key)
-{
-    return o.value(QLatin1String(key)).toString();
-}
-
-QByteArray codexBody(const QString &text)
-{
-    const QJsonObject message{
-        {QStringLiteral("type"), QStringLiteral("message")},
-        {QStringLiteral("role"), QStringLiteral("user")},
-        {QStringLiteral("content"), QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("input_text")},
-                                                           {QStringLiteral("text"), text}}}}};
-    const QJsonObject body{{QStringLiteral("model"), QStringLiteral("gpt-5-codex")},
-                           {QStringLiteral("stream"), true},
-                           {QStringLiteral("store"), false},
-                           {QStringLiteral("input"), QJsonArray{message}}};
-    return QJsonDocument(body).toJson(QJsonDocument::Compact);
-}
-
-const HttpHeaderList kCodexHeaders{{"content-type", "application/json"}, {"authorization", "Bearer client-key"}};
 
 QString base64Url(const QByteArray &bytes)
 {
