@@ -61,7 +61,7 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
         window.show(); // no tray host: the window is the way in
     installShutdownSignals(&host, [] { QApplication::quit(); });
     const int rc = QApplication::exec();
-    host.shutdown(10000);
+    host.shutdown(config.drainS * 1000);
     return rc;
 }
 

@@ -92,6 +92,7 @@ void ProxyHost::shutdown(int drainMs)
         QMetaObject::invokeMethod(m_proxy, "cancelRemainingTurns", Qt::BlockingQueuedConnection);
         waitForTurns(5000);
     }
+    QMetaObject::invokeMethod(m_proxy, "finishDrain", Qt::BlockingQueuedConnection);
     m_proxyThread.quit();
     m_proxyThread.wait();
     m_proxy = nullptr;

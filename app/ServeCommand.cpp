@@ -25,7 +25,7 @@ int runServe(const Config &config)
     std::fflush(stdout);
     const int rc = QCoreApplication::exec();
     std::fprintf(stderr, "switchyard: shutting down, draining in-flight turns\n");
-    host.shutdown(config.budgets.requestTotalS * 1000 / 20 + 5000);
+    host.shutdown(config.drainS * 1000);
     return rc;
 }
 

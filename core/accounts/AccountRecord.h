@@ -28,6 +28,8 @@ struct AccountRecord
     std::optional<qint64> lastRefreshMs;
     // Per-account override of slots_per_account; nullopt = the configured default applies.
     std::optional<int> slotCount;
+    // Durable snapshot version: grows with every change of the row that other processes must notice.
+    qint64 version = 0;
 
     // Alias when set, else the internal id: the name shown to people and sent in x-switchyard-account.
     QString displayName() const { return alias.value_or(id); }

@@ -72,11 +72,29 @@ AccountPool::AccountPool(const Config &config, const Clock &clock, StoreWorker *
     m_pollTimer.setInterval(1000);
     connect(&m_pollTimer, &QTimer::timeout, this, &AccountPool::pollChanges);
     m_refresh = new RefreshCoordinator(clock, store, secrets, new TokenRefresher(config.authUrl, this), this);
+    m_ledger = new SlotLedger(config, clock, store, this);
+    connect(m_ledger, &SlotLedger::slotFreed, this, &AccountPool::slotFreed);
     m_refreshTimer.setInterval(60000);
     connect(&m_refreshTimer, &QTimer::timeout, this, &AccountPool::refreshDueAccounts);
 }
 
-void AccountPool::start(std::function<void()> ready)
+void AccountPool::start(std::function<void(const QString &error)> ready)
+{
+    // The replica registers (and reclaims its previous incarnation's slots) before any turn can claim.
+    m_ledger->start([this, ready](const QString &error) {
+        if (!error.isEmpty()) {
+            if (ready)
+                ready(error);
+            return;
+        }
+        load([ready] {
+            if (ready)
+                ready({});
+        });
+    });
+}
+
+void AccountPool::load(std::function<void()> ready)
 {
     struct Loaded
     {
@@ -136,7 +154,7 @@ void AccountPool::start(std::function<void()> ready)
 void AccountPool::reloadNow()
 {
     if (!m_loading)
-        start({});
+        load({});
 }
 
 void AccountPool::pollChanges()
@@ -167,7 +185,6 @@ void AccountPool::applyLoaded(QList<Account> loaded, QString pin, bool strict, q
         a.tokens = old.tokens;
         a.tokensReady = old.tokensReady;
         a.tokenProblem = old.tokenProblem;
-        a.inFlight = old.inFlight;
         if (old.usage.observedAtMs > a.usage.observedAtMs)
             a.usage = old.usage;
         if (old.record.lastSelectedMs > a.record.lastSelectedMs)
@@ -240,28 +257,19 @@ QList<Candidate> AccountPool::candidates(bool ignoreSlots) const
         c.cooldownUntilMs = a.record.cooldownUntilMs.value_or(0);
         c.usage = a.usage;
         c.lastSelectedMs = a.record.lastSelectedMs.value_or(0);
-        const int slotTotal = qMax(1, a.record.slotCount.value_or(m_config.slotsPerAccount));
-        c.freeSlots = ignoreSlots ? 1 : qMax(0, slotTotal - a.inFlight);
+        c.freeSlots = ignoreSlots ? 1 : m_ledger->freeSlots(a.record.id, slotTotal(a.record.id));
         out.append(c);
     }
     return out;
 }
 
-AccountPool::Acquisition AccountPool::acquire(const SelectionRequest &request)
+AccountPool::Acquisition AccountPool::select(const SelectionRequest &request, bool ignoreSlots)
 {
     Acquisition result;
     const qint64 now = m_clock.nowMs();
-    result.selection = selectAccount(candidates(false), request, m_strategy, now, m_rng);
-    if (result.selection.ok()) {
-        Account &a = m_accounts[m_index.value(result.selection.accountId)];
-        ++a.inFlight;
-        a.record.lastSelectedMs = now;
-        result.acquired = true;
-        const QString id = a.record.id;
-        m_store->submit([id](Database &db, QString *error) { return AccountRepository(db).touchSelected(id, error); },
-                        this, {});
+    result.selection = selectAccount(candidates(ignoreSlots), request, m_strategy, now, m_rng);
+    if (result.selection.ok() || ignoreSlots)
         return result;
-    }
     // Would anything serve if slots were free? Then wait at the gate instead of refusing.
     QRandomGenerator probe(1);
     const SelectionResult unconstrained = selectAccount(candidates(true), request, m_strategy, now, probe);
@@ -269,12 +277,28 @@ AccountPool::Acquisition AccountPool::acquire(const SelectionRequest &request)
     return result;
 }
 
-void AccountPool::release(const QString &accountId)
+int AccountPool::slotTotal(const QString &accountId) const
 {
-    const int i = m_index.value(accountId, -1);
-    if (i >= 0 && m_accounts[i].inFlight > 0)
-        --m_accounts[i].inFlight;
-    emit slotFreed();
+    const Account *a = account(accountId);
+    return qMax(1, a && a->record.slotCount ? *a->record.slotCount : m_config.slotsPerAccount);
+}
+
+void AccountPool::claim(const SlotLedger::ClaimRequest &request, std::function<void(const ClaimOutcome &)> done)
+{
+    m_ledger->claim(request, [this, id = request.accountId, done](const ClaimOutcome &outcome) {
+        if (outcome.kind == ClaimOutcome::Kind::Claimed) {
+            const int i = m_index.value(id, -1);
+            if (i >= 0)
+                m_accounts[i].record.lastSelectedMs = m_clock.nowMs();
+            m_store->submit(
+                [id](Database &db, QString *error) { return AccountRepository(db).touchSelected(id, error); }, this,
+                {});
+        } else if (outcome.kind == ClaimOutcome::Kind::Ineligible) {
+            // The durable row disagrees with this replica's snapshot: fetch the truth before routing again.
+            reloadNow();
+        }
+        done(outcome);
+    });
 }
 
 const AccountPool::Account *AccountPool::account(const QString &accountId) const
@@ -431,7 +455,7 @@ QJsonArray AccountPool::statusJson() const
     QJsonArray out;
     const qint64 now = m_clock.nowMs();
     for (const Account &a : m_accounts) {
-        const int slotTotal = a.record.slotCount.value_or(m_config.slotsPerAccount);
+        const int slotTotal = this->slotTotal(a.record.id);
         QJsonObject o{
             {QStringLiteral("account_id"), a.record.id},
             {QStringLiteral("account_alias"), a.record.alias ? QJsonValue(*a.record.alias) : QJsonValue()},
@@ -446,7 +470,9 @@ QJsonArray AccountPool::statusJson() const
              a.record.cooldownUntilMs && *a.record.cooldownUntilMs > now ? optionalTime(a.record.cooldownUntilMs)
                                                                           : QJsonValue()},
             {QStringLiteral("slots"), slotTotal},
-            {QStringLiteral("in_flight"), a.inFlight},
+            {QStringLiteral("in_flight"), m_ledger->heldBy(a.record.id)},
+            {QStringLiteral("free_slots"), m_ledger->freeSlots(a.record.id, slotTotal)},
+            {QStringLiteral("version"), a.record.version},
             {QStringLiteral("pinned"), a.record.id == m_pinnedAccountId},
             {QStringLiteral("primary_window"), windowJson(a.usage.primary)},
             {QStringLiteral("secondary_window"), windowJson(a.usage.secondary)},

@@ -4,6 +4,7 @@
 #include "accounts/AuthTokens.h"
 #include "accounts/RefreshCoordinator.h"
 #include "config/Config.h"
+#include "ownership/SlotLedger.h"
 #include "routing/Selection.h"
 #include "usage/FailureClassifier.h"
 #include "usage/UsageWindows.h"
@@ -39,26 +40,30 @@ public:
         bool tokensReady = false;
         QString tokenProblem; // why tokens are not usable (keychain error), never a token
         AccountUsage usage;
-        int inFlight = 0;
     };
 
     struct Acquisition
     {
-        SelectionResult selection;
-        bool acquired = false; // a slot of selection.accountId is now held: call release() exactly once
-        bool shouldWait = false; // nothing free now, but an account would serve once a slot frees (gate)
+        SelectionResult selection; // ok(): claim a slot of selection.accountId next
+        bool shouldWait = false;   // nothing free now, but an account would serve once a slot frees (gate)
     };
 
     AccountPool(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
                 QObject *parent = nullptr);
 
-    // Loads accounts and settings and starts watching for changes. `ready` runs once the first load is done.
-    void start(std::function<void()> ready);
+    // Registers this replica, loads accounts and settings and starts watching for changes. `ready(error)` runs
+    // once the first load is done (error empty) or the replica could not register.
+    void start(std::function<void(const QString &error)> ready);
     void reloadNow();
 
-    // Selection and slot claim in one step on this thread, so no other turn can take the slot in between.
-    Acquisition acquire(const SelectionRequest &request);
-    void release(const QString &accountId);
+    // Selection from this replica's snapshot (accounts and owner slots). The decision dispatches only after
+    // claim() won the slot's compare-and-set, which re-checks the durable account row.
+    Acquisition select(const SelectionRequest &request, bool ignoreSlots = false);
+    // Claims a slot of `accountId` for the request (SlotLedger::claim). A refusal by the durable row makes the
+    // snapshot reload at once.
+    void claim(const SlotLedger::ClaimRequest &request, std::function<void(const ClaimOutcome &)> done);
+    int slotTotal(const QString &accountId) const;
+    SlotLedger *ledger() const { return m_ledger; }
 
     const Account *account(const QString &accountId) const;
     QList<const Account *> accounts() const;
@@ -102,6 +107,7 @@ signals:
     void accountsChanged();
 
 private:
+    void load(std::function<void()> ready);
     void pollChanges();
     void applyLoaded(QList<Account> loaded, QString pin, bool strict, qint64 counter);
     void loadTokens(const QString &accountId);
@@ -118,6 +124,7 @@ private:
     QTimer m_pollTimer;
     QTimer m_refreshTimer;
     RefreshCoordinator *m_refresh = nullptr;
+    SlotLedger *m_ledger = nullptr;
     QHash<QString, qint64> m_refreshRetryAtMs; // proactive refresh backoff after a transient failure
     bool m_loading = false;
     int m_pendingTokenLoads = 0;

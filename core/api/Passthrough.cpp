@@ -60,8 +60,9 @@ public:
         sel.affinityAccountId = m_sessionKey.isEmpty() ? QString() : m_s.pool->sessionAccount(m_sessionKey);
         sel.pinnedAccountId = m_s.pool->pinnedAccountId();
         sel.pinStrict = m_s.pool->pinStrict();
-        const AccountPool::Acquisition a = m_s.pool->acquire(sel);
-        if (!a.acquired) {
+        // Model lists and compaction are short side calls, not turns: they take no owner slot.
+        const AccountPool::Acquisition a = m_s.pool->select(sel, true);
+        if (!a.selection.ok()) {
             finish(a.shouldWait ? 503 : 429,
                    HttpResponse::jsonErrorBody(a.shouldWait ? "server_error" : "rate_limit_exceeded",
                                                a.shouldWait ? "proxy_overloaded" : "rate_limit_exceeded",
@@ -99,7 +100,6 @@ private:
     {
         const int status = m_call ? m_call->statusCode() : -1;
         m_call = nullptr;
-        m_s.pool->release(m_accountId);
         const qint64 elapsed = m_s.clock->monotonicMs() - m_attemptStart;
         if (outcome == UpstreamCall::Outcome::Aborted) {
             m_record.attempts.append({m_accountId, std::nullopt, QStringLiteral("cancelled"), elapsed});
@@ -161,7 +161,7 @@ private:
             deleteLater();
         };
         if (logIt)
-            writeRequestLog(m_s.store, m_record, this, [deliver](bool) { deliver(); });
+            writeRequestLog(m_s.store, m_record, Settlement{}, this, [deliver](bool, const SettleOutcome &) { deliver(); });
         else
             deliver();
     }

@@ -9,6 +9,7 @@
 #include "upstream/UpstreamClient.h"
 #include "usage/UsagePoller.h"
 #include "util/Clock.h"
+#include "util/Faults.h"
 #include "util/Ids.h"
 
 #include <QEventLoop>
@@ -40,8 +41,14 @@ QString ProxyService::start()
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
 
     QEventLoop loop;
-    m_pool->start([&loop] { loop.quit(); });
+    QString poolError;
+    m_pool->start([&loop, &poolError](const QString &error) {
+        poolError = error;
+        loop.quit();
+    });
     loop.exec();
+    if (!poolError.isEmpty())
+        return poolError;
 
     if (!m_server->listen(m_config.listenAddress, m_config.listenPort))
         return QStringLiteral("cannot listen on %1:%2: %3")
@@ -56,6 +63,8 @@ QString ProxyService::start()
 void ProxyService::stop()
 {
     // Draining: no new turns, not even on keep-alive connections that are still open; in-flight turns finish.
+    if (!m_draining && m_pool)
+        m_pool->ledger()->noteDraining();
     m_draining = true;
     if (m_server)
         m_server->close();
@@ -68,6 +77,12 @@ void ProxyService::cancelRemainingTurns()
     const QList<Turn *> turns = m_turns.values();
     for (Turn *t : turns)
         t->cancelForShutdown();
+}
+
+void ProxyService::finishDrain()
+{
+    if (m_pool)
+        m_pool->ledger()->noteStopped();
 }
 
 void ProxyService::startUsagePolling()
@@ -123,7 +138,7 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
                                     .arg(QString::fromLatin1(request->method), request->path));
         return;
     }
-    if (m_draining && match.route != Route::HealthLive && match.route != Route::ApiStatus) {
+    if (m_draining && !SY_FAULT("shutdown-admit") && match.route != Route::HealthLive && match.route != Route::ApiStatus) {
         response->setHeader("Retry-After", "5");
         response->sendJsonError(503, "server_error", "shutting_down",
                                 QStringLiteral("Switchyard is shutting down; in-flight turns are finishing."));
@@ -235,8 +250,13 @@ QByteArray ProxyService::statusJson() const
          m_store->writable() ? QJsonValue() : QJsonValue(m_store->unwritableReason())},
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
+        {QStringLiteral("draining"), m_draining},
     };
-    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+    QJsonObject out = o;
+    const QJsonObject ownership = m_pool->ledger()->statusJson();
+    for (auto it = ownership.begin(); it != ownership.end(); ++it)
+        out.insert(it.key(), it.value());
+    return QJsonDocument(out).toJson(QJsonDocument::Compact);
 }
 
 } // namespace sy

@@ -32,6 +32,8 @@ public:
     Q_INVOKABLE void stop();
     // After the drain deadline: cancel (and book) every turn still in flight.
     Q_INVOKABLE void cancelRemainingTurns();
+    // The drain is over (every turn settled): record it on the replica's row.
+    Q_INVOKABLE void finishDrain();
     quint16 port() const;
     AccountPool *pool() const { return m_pool; }
     int inFlightTurns() const { return int(m_turns.size()); }

@@ -8,6 +8,7 @@
 #include "routing/Cooldown.h"
 #include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
+#include "util/Faults.h"
 #include "util/Ids.h"
 
 #include <QJsonArray>
@@ -59,6 +60,7 @@ Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *
             m_call->resume();
     });
     connect(m_s.pool, &AccountPool::slotFreed, this, &Turn::onSlotFreed);
+    connect(m_s.pool->ledger(), &SlotLedger::ownerLost, this, &Turn::onOwnerLost);
 }
 
 Turn::~Turn()
@@ -171,26 +173,15 @@ void Turn::route()
     if (!m_retryAccountId.isEmpty())
         m_selection.affinityAccountId = std::exchange(m_retryAccountId, QString()); // same account, new token
 
-    const AccountPool::Acquisition a = m_s.pool->acquire(m_selection);
+    const AccountPool::Acquisition a = m_s.pool->select(m_selection);
     m_skipped = a.selection.skipped;
-    if (a.acquired) {
-        if (m_state == State::GateWait) {
-            m_budget.leaveGateWait();
-            if (!m_response->isCommitted())
-                m_keepaliveTimer.stop(); // keepalives commit the stream only after a long gate wait
-        }
+    if (a.selection.ok()) {
         m_routeReason = a.selection.reason;
-        dispatch(a.selection.accountId);
+        claimSlot(a.selection.accountId);
         return;
     }
     if (a.shouldWait) {
-        if (m_state != State::GateWait) {
-            m_state = State::GateWait;
-            m_budget.enterGateWait();
-            armDeadline();
-            if (m_sink->streaming())
-                m_keepaliveTimer.start();
-        }
+        waitAtGate();
         return;
     }
     // Nothing can serve this request.
@@ -230,6 +221,110 @@ void Turn::route()
                      QStringLiteral("rejected"));
 }
 
+bool Turn::waitAtGate()
+{
+    if (m_state == State::GateWait)
+        return true;
+    // A continuation waits for its owner's slots; anything else for any account's.
+    if (!m_s.pool->ledger()->gate().enqueue(m_requestId, m_selection.continuationAccountId)) {
+        m_response->setHeader("Retry-After", QByteArray::number(qMax(1, m_s.config->budgets.keepaliveIntervalS)));
+        m_errorCode = QStringLiteral("proxy_overloaded");
+        failBeforeCommit(503, "server_error", "proxy_overloaded",
+                         QStringLiteral("Too many turns are waiting for a slot; retry shortly."),
+                         QStringLiteral("rejected"));
+        return false;
+    }
+    m_state = State::GateWait;
+    m_budget.enterGateWait();
+    armDeadline();
+    if (m_sink->streaming())
+        m_keepaliveTimer.start();
+    return true;
+}
+
+void Turn::claimSlot(const QString &accountId)
+{
+    const bool wasWaiting = m_state == State::GateWait;
+    m_state = State::Claiming;
+    SlotLedger::ClaimRequest req;
+    req.requestId = m_requestId;
+    req.accountId = accountId;
+    req.slotTotal = m_s.pool->slotTotal(accountId);
+    req.route = QString::fromLatin1(m_route.name);
+    req.startedAtMs = m_startedAtMs;
+    req.previousResponseId = m_previousResponseId;
+    m_everClaimed = true;
+    QPointer<Turn> self(this);
+    m_s.pool->claim(req, [self, accountId, wasWaiting](const ClaimOutcome &outcome) {
+        if (!self)
+            return;
+        if (self->m_settled)
+            return; // the settlement (queued after this claim on the store thread) settles and releases it
+        if (wasWaiting && outcome.kind != ClaimOutcome::Kind::Claimed)
+            self->m_state = State::GateWait;
+        self->onClaimed(accountId, outcome);
+    });
+}
+
+void Turn::onClaimed(const QString &accountId, const ClaimOutcome &outcome)
+{
+    switch (outcome.kind) {
+    case ClaimOutcome::Kind::Claimed:
+        m_holdingSlot = true;
+        if (m_s.pool->ledger()->gate().state(m_requestId) == AdmissionGate::State::Queued) {
+            m_s.pool->ledger()->gate().hold(m_requestId);
+            m_budget.leaveGateWait();
+            if (!m_response->isCommitted())
+                m_keepaliveTimer.stop(); // keepalives commit the stream only after a long gate wait
+        }
+        dispatch(accountId);
+        return;
+    case ClaimOutcome::Kind::Conflict:
+        // The snapshot was stale (another replica took the slot): it is fresh now, so route again; after
+        // many losses in a row, wait for a slot to free instead of spinning.
+        if (++m_claimConflicts > 32) {
+            waitAtGate();
+            return;
+        }
+        if (m_state != State::GateWait)
+            m_state = State::Routing;
+        route();
+        return;
+    case ClaimOutcome::Kind::Ineligible:
+        if (outcome.reason == QLatin1String("anchor_owner_mismatch")) {
+            failBeforeCommit(400, "invalid_request_error", "previous_response_not_found",
+                             QStringLiteral("Previous response '%1' belongs to another account; resend the full "
+                                            "conversation without previous_response_id.")
+                                 .arg(m_previousResponseId),
+                             QStringLiteral("rejected"));
+            return;
+        }
+        // The durable row refuses the account (paused, removed, cooling down...) although the snapshot did not
+        // know yet: never dispatch on it; the snapshot reloads, and this turn routes without it.
+        m_skipped.append({accountId, QStringLiteral("durable_") + outcome.reason});
+        m_selection.excluded.insert(accountId);
+        if (m_state != State::GateWait)
+            m_state = State::Routing;
+        route();
+        return;
+    case ClaimOutcome::Kind::Error:
+        failBeforeCommit(503, "server_error", "store_unavailable",
+                         QStringLiteral("The slot could not be claimed: %1").arg(outcome.reason),
+                         QStringLiteral("rejected"));
+        return;
+    }
+}
+
+void Turn::onOwnerLost(const QString &requestId)
+{
+    if (requestId != m_requestId || m_settled || SY_FAULT("ignore-owner-epoch"))
+        return;
+    m_attempts.append({m_accountId, QStringLiteral("owner_lost"), m_s.clock->monotonicMs() - m_attemptStartMs});
+    dropCall();
+    fail(QStringLiteral("failed"), QString(), QStringLiteral("owner_lost"),
+         QStringLiteral("This turn's owner slot was taken over (its lease expired); retry."));
+}
+
 void Turn::onSlotFreed()
 {
     if (m_state == State::GateWait && !m_settled)
@@ -240,7 +335,6 @@ void Turn::dispatch(const QString &accountId)
 {
     m_state = State::Attempting;
     m_accountId = accountId;
-    m_holdingSlot = true;
     const AccountPool::Account *account = m_s.pool->account(accountId);
     Q_ASSERT(account);
     if (!m_sessionKey.isEmpty())
@@ -310,6 +404,11 @@ void Turn::onEvent(const SseEvent &event)
     if (needsParse)
         data = QJsonDocument::fromJson(event.data).object();
 
+    if (!m_s.pool->ledger()->leaseCurrent(m_requestId) && !SY_FAULT("ignore-owner-epoch")) {
+        // Our lease may have expired (this process stalled): another replica may own the slot by now.
+        onOwnerLost(m_requestId);
+        return;
+    }
     if (!m_forwardedEvent) {
         // The first real event: the response has started on this account; no failover from here on.
         if (type == "error" || type == "response.failed") {
@@ -443,7 +542,7 @@ void Turn::releaseSlot()
     if (!m_holdingSlot)
         return;
     m_holdingSlot = false;
-    m_s.pool->release(m_accountId);
+    m_s.pool->ledger()->releaseForFailover(m_requestId);
 }
 
 void Turn::armDeadline()

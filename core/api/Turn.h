@@ -56,11 +56,15 @@ signals:
     void settled();
 
 private:
-    enum class State { Preparing, Routing, GateWait, Attempting, Streaming, Settling, Done };
+    enum class State { Preparing, Routing, GateWait, Claiming, Attempting, Streaming, Settling, Done };
 
     bool prepare();
     void resolveContinuation();
     void route();
+    void claimSlot(const QString &accountId);
+    void onClaimed(const QString &accountId, const ClaimOutcome &outcome);
+    bool waitAtGate();
+    void onOwnerLost(const QString &requestId);
     void dispatch(const QString &accountId);
     void onRequestSent();
     void onHeaders(int status, const HttpHeaders &headers);
@@ -91,6 +95,7 @@ private:
                           const QString &logStatus);
     void fail(const QString &logStatus, const QString &killStage, const QString &code, const QString &message);
     void settle(const QString &status, std::function<void()> deliver);
+    void deliverOwnerLost();
     void applyResponseHeaders();
     void finishTurn();
 
@@ -118,7 +123,9 @@ private:
     // Current attempt
     QPointer<UpstreamCall> m_call;
     QString m_accountId;  // the account holding our slot (and the one booked)
-    bool m_holdingSlot = false;
+    bool m_holdingSlot = false;   // the ledger holds a claim of ours (released fenced, or settled, exactly once)
+    bool m_everClaimed = false;   // some claim was made: the settlement must settle it
+    int m_claimConflicts = 0;     // compare-and-set losses of this turn (a stale snapshot)
     QString m_attemptAccessToken; // the access token the current attempt was sent with (never logged)
     bool m_refreshTried = false;  // a 401 already led to a token refresh in this request
     QString m_retryAccountId;     // after a successful refresh: the account to try again first

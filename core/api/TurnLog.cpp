@@ -1,5 +1,6 @@
 #include "api/TurnLog.h"
 
+#include "ownership/OwnerSlotRepository.h"
 #include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
 
@@ -37,15 +38,31 @@ RequestLogRecord::Tokens toLogTokens(const TokenUsage &u)
     return t;
 }
 
-void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, QObject *context,
-                     std::function<void(bool ok)> done)
+void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const Settlement &settlement,
+                     QObject *context, std::function<void(bool ok, const SettleOutcome &outcome)> done)
 {
+    auto outcome = std::make_shared<SettleOutcome>();
     store->submit(
-        [record](Database &db, QString *error) { return RequestLogRepository(db).insert(record, error); }, context,
-        [id = record.requestId, done](bool ok, const QString &error) {
+        [record, settlement, outcome](Database &db, QString *error) {
+            if (settlement.settleClaim) {
+                const std::optional<SettleOutcome> settled = OwnerSlotRepository(db).settleTurn(
+                    settlement.replica, record.requestId, settlement.responseId, settlement.nowMs, error);
+                if (!settled)
+                    return false;
+                *outcome = *settled;
+                if (settled->settledElsewhere)
+                    return true; // the reclaim that took the slot over booked this request already
+            }
+            RequestLogRepository log(db);
+            if (log.exists(record.requestId, error))
+                return true;
+            return error->isEmpty() && log.insert(record, error);
+        },
+        context,
+        [id = record.requestId, outcome, done](bool ok, const QString &error) {
             if (!ok)
                 qCWarning(lcTurnLog).noquote() << "request" << id << "could not be logged:" << error;
-            done(ok);
+            done(ok, *outcome);
         });
 }
 

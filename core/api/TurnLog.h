@@ -1,6 +1,7 @@
 #pragma once
 
 #include "api/translate/TokenUsage.h"
+#include "ownership/OwnershipTypes.h"
 #include "store/RequestLogRecord.h"
 #include "upstream/StageBudget.h"
 
@@ -15,8 +16,19 @@ class StoreWorker;
 RequestLogRecord::Latency toLogLatency(const StageLatencies &latencies);
 RequestLogRecord::Tokens toLogTokens(const TokenUsage &usage);
 
-// Commits the row on the store thread; `done(ok)` runs in `context`'s thread after the commit (or failure).
-void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, QObject *context,
-                     std::function<void(bool ok)> done);
+// What the settlement transaction does besides writing the row: settle the request's open slot claim (exactly
+// once) and release its slot, fenced by the claim's epoch.
+struct Settlement
+{
+    bool settleClaim = false;
+    ReplicaIdentity replica;
+    QString responseId;
+    qint64 nowMs = 0;
+};
+
+// Commits the row (and the settlement) in one transaction on the store thread; `done(ok, outcome)` runs in
+// `context`'s thread after the commit (or failure). A request that a reclaim already booked keeps that row.
+void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const Settlement &settlement,
+                     QObject *context, std::function<void(bool ok, const SettleOutcome &outcome)> done);
 
 } // namespace sy

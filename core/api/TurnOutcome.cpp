@@ -177,13 +177,13 @@ void Turn::cancelForShutdown()
     if (m_call)
         m_attempts.append({m_accountId, QStringLiteral("cancelled"), m_s.clock->monotonicMs() - m_attemptStartMs});
     dropCall();
-    m_errorCode = QStringLiteral("shutting_down");
+    m_errorCode = QStringLiteral("shutdown");
     if (m_response && !m_response->isCommitted()) {
-        failBeforeCommit(503, "server_error", "shutting_down",
+        failBeforeCommit(503, "server_error", "shutdown",
                          QStringLiteral("Switchyard shut down before this turn finished."), QStringLiteral("cancelled"));
         return;
     }
-    fail(QStringLiteral("cancelled"), QString(), QStringLiteral("shutting_down"),
+    fail(QStringLiteral("cancelled"), QString(), QStringLiteral("shutdown"),
          QStringLiteral("Switchyard shut down before this turn finished."));
 }
 
@@ -287,17 +287,42 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     }
     if (status != QLatin1String("completed") && status != QLatin1String("cancelled"))
         qCInfo(lcTurn).noquote() << m_requestId << e.route << status << m_errorCode << m_killStage;
+    m_s.pool->ledger()->gate().finish(m_requestId);
+    Settlement settlement;
+    settlement.settleClaim = m_everClaimed;
+    settlement.replica = m_s.pool->ledger()->identity();
+    settlement.responseId = m_sink ? m_sink->responseId() : QString();
+    settlement.nowMs = m_s.clock->nowMs();
     QPointer<Turn> self(this);
-    writeRequestLog(m_s.store, e, this, [self, deliver](bool) {
+    writeRequestLog(m_s.store, e, settlement, this, [self, deliver, status](bool ok, const SettleOutcome &outcome) {
         // Delivered even when the row could not be written: the turn is over either way, and the store's
         // writability already refuses new turns.
         if (!self)
             return;
-        self->releaseSlot();
-        if (deliver)
+        self->m_holdingSlot = false; // settled and released by the transaction (or taken over by a reclaim)
+        self->m_s.pool->ledger()->settled(self->m_requestId, outcome);
+        if (ok && outcome.ownerLost && status == QLatin1String("completed")) {
+            // Another replica owns the slot now: this turn must not act as its owner, so the client gets an
+            // error instead of a completion it could continue from.
+            self->deliverOwnerLost();
+        } else if (deliver) {
             deliver();
+        }
         self->finishTurn();
     });
+}
+
+void Turn::deliverOwnerLost()
+{
+    if (!m_response)
+        return;
+    const QString message = QStringLiteral("This turn's owner slot was taken over before it could settle; retry.");
+    if (m_response->isCommitted()) {
+        m_response->write(m_sink->failureFrames(QStringLiteral("owner_lost"), message));
+        m_response->end();
+    } else {
+        m_response->sendJsonError(502, "server_error", "owner_lost", message);
+    }
 }
 
 void Turn::finishTurn()
@@ -309,7 +334,7 @@ void Turn::finishTurn()
 
 QJsonObject Turn::statusJson() const
 {
-    static const char *const names[] = {"preparing", "routing", "gate_wait", "pre_response",
+    static const char *const names[] = {"preparing", "routing", "gate_wait", "claiming", "pre_response",
                                         "streaming", "settling", "done"};
     const RequestBudget::Snapshot snap = m_budget.snapshot();
     QJsonObject remaining;

@@ -39,6 +39,9 @@ const IntKey kIntKeys[] = {
     {"stream_max_s", SY_FIELD(budgets.streamMaxS), 1, 7 * 86400},
     {"lease_ttl_s", SY_FIELD(leaseTtlS), 1, 3600},
     {"lease_renew_s", SY_FIELD(leaseRenewS), 1, 3600},
+    {"gate_max_waiters", SY_FIELD(gateMaxWaiters), 1, 100000},
+    {"gate_max_waiters_per_account", SY_FIELD(gateMaxWaitersPerAccount), 1, 100000},
+    {"drain_s", SY_FIELD(drainS), 1, 86400},
 };
 #undef SY_FIELD
 

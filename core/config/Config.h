@@ -43,6 +43,13 @@ struct Config
     int leaseTtlS = 60;
     int leaseRenewS = 20;
 
+    // Admission gate (DESIGN.md "Per-stage budgets": gate_wait): turns waiting for a slot, in all and per
+    // account; one more gets 503 proxy_overloaded with Retry-After.
+    int gateMaxWaiters = 512;
+    int gateMaxWaitersPerAccount = 128;
+    // Shutdown drain: how long in-flight turns may finish after SIGTERM or Quit before they are cancelled.
+    int drainS = 30;
+
     QString sqlitePath() const;
 };
 

@@ -1,5 +1,6 @@
 #include "routing/Selection.h"
 
+#include "util/Faults.h"
 #include "util/Ids.h"
 
 #include <algorithm>
@@ -241,7 +242,8 @@ SelectionResult selectAccount(const QList<Candidate> &candidates, const Selectio
 
     // A continuation sent to another account is accepted upstream and then never answered, so the owner
     // serves it or the request fails (the client then resends the full history).
-    if (!request.continuationAccountId.isEmpty()) {
+    // (The cross-account-anchor fault of test builds treats a continuation like mere affinity.)
+    if (!request.continuationAccountId.isEmpty() && !SY_FAULT("cross-account-anchor")) {
         const Candidate *owner = findById(candidates, request.continuationAccountId);
         if (eligible(owner))
             return chosen(candidates, request, *owner, QStringLiteral("continuation"), nowMs);
@@ -252,6 +254,11 @@ SelectionResult selectAccount(const QList<Candidate> &candidates, const Selectio
     }
     if (request.continuationOwnerUnknown)
         return failed(candidates, request, previousOwnerUnavailable, {}, nowMs);
+    if (SY_FAULT("cross-account-anchor") && !request.continuationAccountId.isEmpty()) {
+        const Candidate *owner = findById(candidates, request.continuationAccountId);
+        if (eligible(owner))
+            return chosen(candidates, request, *owner, QStringLiteral("continuation"), nowMs);
+    }
 
     if (!request.affinityAccountId.isEmpty()) {
         const Candidate *bound = findById(candidates, request.affinityAccountId);

@@ -18,7 +18,7 @@ namespace {
 const QString kColumns = QStringLiteral(
     "id, chatgpt_account_id, user_id, email, alias, plan, status, status_reason, cooldown_until_ms, "
     "consecutive_failures, created_at_ms, updated_at_ms, last_selected_ms, token_expires_at_ms, last_refresh_ms, "
-    "slot_count");
+    "slot_count, version");
 
 void setError(QString *error, const QString &text)
 {
@@ -45,6 +45,7 @@ AccountRecord recordFrom(const QSqlQuery &q)
     a.tokenExpiresAtMs = optInt64(q.value(13));
     a.lastRefreshMs = optInt64(q.value(14));
     a.slotCount = q.value(15).isNull() ? std::nullopt : std::optional<int>(q.value(15).toInt());
+    a.version = q.value(16).toLongLong();
     return a;
 }
 
@@ -150,6 +151,7 @@ std::optional<AccountRepository::UpsertResult> AccountRepository::upsert(const I
                 QStringLiteral(
                     "UPDATE accounts SET email = coalesce(?, email), plan = coalesce(?, plan), "
                     "alias = coalesce(?, alias), token_expires_at_ms = ?, last_refresh_ms = ?, updated_at_ms = ?, "
+                    "version = version + 1, "
                     "status = CASE status WHEN 'reauth_required' THEN 'active' ELSE status END, "
                     "status_reason = CASE status WHEN 'reauth_required' THEN NULL ELSE status_reason END "
                     "WHERE id = ?"),
@@ -267,7 +269,9 @@ bool AccountRepository::update(const QString &id, const QString &assignments, co
     if (!tx.begin(error))
         return false;
     QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q, QStringLiteral("UPDATE accounts SET ") + assignments + QStringLiteral(" WHERE id = ?"), error))
+    // The durable snapshot version moves with every change other processes must notice (a claim re-checks it).
+    const QString versioned = bump ? assignments + QStringLiteral(", version = version + 1") : assignments;
+    if (!m_db.prepare(q, QStringLiteral("UPDATE accounts SET ") + versioned + QStringLiteral(" WHERE id = ?"), error))
         return false;
     for (const QVariant &v : values)
         q.addBindValue(v);

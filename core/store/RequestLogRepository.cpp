@@ -248,4 +248,13 @@ QJsonArray RequestLogRepository::toJson(const QList<RequestLogRecord> &records)
     return array;
 }
 
+bool RequestLogRepository::exists(const QString &requestId, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q, QStringLiteral("SELECT count(*) FROM request_log WHERE request_id = ?"), error))
+        return false;
+    q.addBindValue(requestId);
+    return m_db.exec(q, error) && q.next() && q.value(0).toInt() > 0;
+}
+
 } // namespace sy

@@ -19,6 +19,8 @@ public:
     // Inserts one row; rejects a record without request id or route, or with a status or kill stage that
     // is not one of the names DESIGN.md defines. A request id is logged once.
     bool insert(const RequestLogRecord &record, QString *error);
+    // Whether a row for `requestId` exists (false with *error set on a failure).
+    bool exists(const QString &requestId, QString *error);
     // Newest first (by start time), at most `limit` rows.
     QList<RequestLogRecord> recent(int limit, QString *error = nullptr);
     std::optional<RequestLogRecord> find(const QString &requestId, QString *error = nullptr);

@@ -119,6 +119,74 @@ const QStringList &version3()
     return statements;
 }
 
+
+// Version 4: the ownership protocol (DESIGN.md "Accounts, slots and replicas"; spec/CoreOwnership.pml).
+// owner_slots holds one row per (account, slot): its owner epoch only ever grows, and a claim is a
+// compare-and-set on it. slot_claims is the ledger of every claim a turn made, with the durable facts the
+// claim saw (account status and version, anchor owner) and how it ended; a request's claims carry exactly one
+// settlement between them. replicas numbers each start of a replica (incarnation) and keeps its drain time and
+// gate books. accounts.version grows with every durable change of an account row (the snapshot version a claim
+// re-checks).
+const QStringList &version4()
+{
+    static const QStringList statements = {
+        QStringLiteral("ALTER TABLE accounts ADD COLUMN version INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral(R"(CREATE TABLE replicas (
+            replica_id TEXT PRIMARY KEY,
+            incarnation INTEGER NOT NULL,
+            started_at_ms INTEGER NOT NULL,
+            heartbeat_ms INTEGER NOT NULL,
+            draining_since_ms INTEGER,
+            stopped_at_ms INTEGER,
+            gate_admitted INTEGER NOT NULL DEFAULT 0,
+            gate_left INTEGER NOT NULL DEFAULT 0,
+            gate_queued INTEGER NOT NULL DEFAULT 0,
+            gate_overloaded INTEGER NOT NULL DEFAULT 0,
+            cas_conflicts INTEGER NOT NULL DEFAULT 0,
+            lease_reclaims INTEGER NOT NULL DEFAULT 0))"),
+        QStringLiteral(R"(CREATE TABLE owner_slots (
+            account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            slot_index INTEGER NOT NULL,
+            owner_epoch INTEGER NOT NULL DEFAULT 0,
+            owner_replica TEXT,
+            owner_incarnation INTEGER,
+            owner_request_id TEXT,
+            lease_expires_ms INTEGER,
+            PRIMARY KEY (account_id, slot_index)))"),
+        // No foreign keys: the ledger outlives removed accounts, like the request log.
+        QStringLiteral(R"(CREATE TABLE slot_claims (
+            request_id TEXT NOT NULL,
+            account_id TEXT NOT NULL,
+            slot_index INTEGER NOT NULL,
+            owner_epoch INTEGER NOT NULL,
+            replica_id TEXT NOT NULL,
+            incarnation INTEGER NOT NULL,
+            route TEXT NOT NULL,
+            started_at_ms INTEGER NOT NULL,
+            claimed_at_ms INTEGER NOT NULL,
+            durable_status TEXT,
+            durable_cooldown_until_ms INTEGER,
+            account_version INTEGER,
+            previous_response_id TEXT,
+            anchor_account_id TEXT,
+            released_at_ms INTEGER,
+            release_kind TEXT,
+            settlements INTEGER NOT NULL DEFAULT 0,
+            response_id TEXT))"),
+        QStringLiteral("CREATE INDEX slot_claims_request ON slot_claims (request_id)"),
+        QStringLiteral("CREATE INDEX slot_claims_slot ON slot_claims (account_id, slot_index, owner_epoch)"),
+        QStringLiteral("CREATE INDEX slot_claims_open ON slot_claims (released_at_ms)"),
+        // Anchors carry their conversation lineage (the first response of the chain), the session that made
+        // them, the slot epoch that served them and their provenance ('served': produced by this proxy).
+        QStringLiteral("ALTER TABLE response_anchors ADD COLUMN lineage TEXT"),
+        QStringLiteral("ALTER TABLE response_anchors ADD COLUMN session_key TEXT"),
+        QStringLiteral("ALTER TABLE response_anchors ADD COLUMN slot_index INTEGER"),
+        QStringLiteral("ALTER TABLE response_anchors ADD COLUMN owner_epoch INTEGER"),
+        QStringLiteral("ALTER TABLE response_anchors ADD COLUMN provenance TEXT NOT NULL DEFAULT 'served'"),
+    };
+    return statements;
+}
+
 } // namespace
 
 bool applySchemaVersion(Database &db, int version, QString *error)
@@ -133,6 +201,9 @@ bool applySchemaVersion(Database &db, int version, QString *error)
         break;
     case 3:
         statements = &version3();
+        break;
+    case 4:
+        statements = &version4();
         break;
     default:
         if (error)

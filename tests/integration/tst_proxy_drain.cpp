@@ -81,8 +81,8 @@ private slots:
         FakeUpstreamProcess fake;
         QVERIFY2(fake.start(), qPrintable(fake.errorString()));
         ProxyProcess proxy;
-        // serve drains for request_total_s / 20 + 5 s = 6 s; the stalled stream would idle for 120 s.
-        proxy.setConfig({{QStringLiteral("request_total_s"), 20}, {QStringLiteral("stream_idle_s"), 120}});
+        // serve drains for drain_s = 3 s; the stalled stream would idle for 120 s.
+        proxy.setConfig({{QStringLiteral("drain_s"), 3}, {QStringLiteral("stream_idle_s"), 120}});
         QVERIFY2(proxy.addAccounts(1), qPrintable(proxy.errorString()));
         QVERIFY2(proxy.start(fake.baseUrl()), qPrintable(proxy.errorString()));
         QVERIFY(fake.script(proxy.accounts().at(0).chatgptAccountId, {QStringLiteral("stall_mid")}));
@@ -99,11 +99,11 @@ private slots:
         QVERIFY(ended && ended->complete);
         QVERIFY(ended->body.contains("event: error"));
         QVERIFY(ended->body.contains("response.failed"));
-        QVERIFY(ended->body.contains("shutting_down"));
+        QVERIFY(ended->body.contains("\"shutdown\""));
         QCOMPARE(proxy.stop(), 0);
         const QJsonObject row = proxy.waitForRequest(QString::fromLatin1(ended->header("x-request-id")));
         QCOMPARE(row.value(QLatin1String("status")).toString(), QStringLiteral("cancelled"));
-        QCOMPARE(row.value(QLatin1String("error_code")).toString(), QStringLiteral("shutting_down"));
+        QCOMPARE(row.value(QLatin1String("error_code")).toString(), QStringLiteral("shutdown"));
     }
 };
 

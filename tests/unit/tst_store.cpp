@@ -6,6 +6,7 @@
 #include "store/AccountRepository.h"
 #include "store/AnchorRepository.h"
 #include "store/Database.h"
+#include "store/Schema.h"
 #include "store/RequestLogRepository.h"
 #include "store/SettingsRepository.h"
 
@@ -83,8 +84,8 @@ private slots:
 
     void migrationFromEmptyCreatesSchema()
     {
-        QCOMPARE(m_db->schemaVersion(), 3);
-        QCOMPARE(Database::latestSchemaVersion(), 3);
+        QCOMPARE(m_db->schemaVersion(), kLatestSchemaVersion);
+        QCOMPARE(Database::latestSchemaVersion(), 4);
         QVERIFY(m_db->writable());
         QSet<QString> tables;
         QSqlQuery q = m_db->query();
@@ -92,7 +93,8 @@ private slots:
         while (q.next())
             tables << q.value(0).toString();
         QCOMPARE(tables, set({"schema_version", "meta", "accounts", "account_usage", "settings", "request_log",
-                              "response_anchors", "session_affinity", "account_secrets", "refresh_claims"}));
+                              "response_anchors", "session_affinity", "account_secrets", "refresh_claims", "replicas",
+                              "owner_slots", "slot_claims"}));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                               "name = 'request_log_started'"))
                      .toInt(),
@@ -115,8 +117,8 @@ private slots:
         m_db.reset();
         m_db = std::make_unique<Database>();
         QVERIFY2(m_db->open(path(), &error), qPrintable(error));
-        QCOMPARE(m_db->schemaVersion(), 3);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 3);
+        QCOMPARE(m_db->schemaVersion(), kLatestSchemaVersion);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), kLatestSchemaVersion);
     }
 
     // A version-1 file (before account_secrets and refresh_claims) upgrades to the latest on open, keeping its data.
@@ -124,10 +126,17 @@ private slots:
     {
         const QString id = addAccount(QStringLiteral("personal-alice.json"));
         QString error;
-        // Versions 2 and 3 only added account_secrets and refresh_claims, so dropping them (and their version
-        // rows) gives a version-1 file.
-        QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE account_secrets"), &error), qPrintable(error));
-        QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE refresh_claims"), &error), qPrintable(error));
+        // Versions 2 to 4 only added tables and columns, so dropping them (and their version rows) gives a
+        // version-1 file.
+        for (const char *sql : {"DROP TABLE account_secrets", "DROP TABLE refresh_claims", "DROP TABLE replicas",
+                                "DROP TABLE owner_slots", "DROP TABLE slot_claims",
+                                "ALTER TABLE accounts DROP COLUMN version",
+                                "ALTER TABLE response_anchors DROP COLUMN lineage",
+                                "ALTER TABLE response_anchors DROP COLUMN session_key",
+                                "ALTER TABLE response_anchors DROP COLUMN slot_index",
+                                "ALTER TABLE response_anchors DROP COLUMN owner_epoch",
+                                "ALTER TABLE response_anchors DROP COLUMN provenance"})
+            QVERIFY2(m_db->exec(QString::fromLatin1(sql), &error), qPrintable(error));
         QVERIFY2(m_db->exec(QStringLiteral("DELETE FROM schema_version WHERE version >= 2"), &error), qPrintable(error));
         QCOMPARE(m_db->schemaVersion(), 1);
         m_db.reset();
@@ -139,8 +148,8 @@ private slots:
 
         m_db = std::make_unique<Database>();
         QVERIFY2(m_db->open(path(), &error), qPrintable(error));
-        QCOMPARE(m_db->schemaVersion(), 3);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 3);
+        QCOMPARE(m_db->schemaVersion(), kLatestSchemaVersion);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), kLatestSchemaVersion);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
                                               "name = 'account_secrets'"))
                      .toInt(),

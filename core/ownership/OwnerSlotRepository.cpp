@@ -1,0 +1,589 @@
+#include "ownership/OwnerSlotRepository.h"
+
+#include "store/Database.h"
+#include "store/SqlValues.h"
+#include "util/Faults.h"
+
+#include <QVariant>
+
+namespace sy {
+
+using namespace sql;
+
+namespace {
+
+void setError(QString *error, const QString &text)
+{
+    if (error)
+        *error = text;
+}
+
+const QString kSlotColumns = QStringLiteral(
+    "account_id, slot_index, owner_epoch, owner_replica, owner_incarnation, owner_request_id, lease_expires_ms");
+
+SlotState slotFrom(const QSqlQuery &q)
+{
+    SlotState s;
+    s.accountId = q.value(0).toString();
+    s.slot = q.value(1).toInt();
+    s.epoch = q.value(2).toLongLong();
+    s.ownerReplica = q.value(3).toString();
+    s.ownerIncarnation = q.value(4).toLongLong();
+    s.ownerRequestId = q.value(5).toString();
+    s.leaseExpiresMs = optInt64(q.value(6));
+    return s;
+}
+
+// Statuses whose durable row forbids any new claim, whatever a replica's snapshot says.
+bool blocksClaims(const QString &status)
+{
+    return status == QLatin1String("paused") || status == QLatin1String("reauth_required") ||
+           status == QLatin1String("deactivated");
+}
+
+} // namespace
+
+OwnerSlotRepository::OwnerSlotRepository(Database &db) : m_db(db) {}
+
+std::optional<ReplicaIdentity> OwnerSlotRepository::registerReplica(const QString &replicaId, qint64 nowMs,
+                                                                    QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("INSERT INTO replicas (replica_id, incarnation, started_at_ms, heartbeat_ms) "
+                                     "VALUES (?, 1, ?, ?) ON CONFLICT (replica_id) DO UPDATE SET "
+                                     "incarnation = replicas.incarnation + 1, started_at_ms = excluded.started_at_ms, "
+                                     "heartbeat_ms = excluded.heartbeat_ms, draining_since_ms = NULL, "
+                                     "stopped_at_ms = NULL, gate_admitted = 0, gate_left = 0, gate_queued = 0, "
+                                     "gate_overloaded = 0, cas_conflicts = 0, lease_reclaims = 0"),
+                      error))
+        return std::nullopt;
+    q.addBindValue(replicaId);
+    q.addBindValue(nowMs);
+    q.addBindValue(nowMs);
+    if (!m_db.exec(q, error))
+        return std::nullopt;
+    if (!m_db.prepare(q, QStringLiteral("SELECT incarnation FROM replicas WHERE replica_id = ?"), error))
+        return std::nullopt;
+    q.addBindValue(replicaId);
+    if (!m_db.exec(q, error) || !q.next()) {
+        setError(error, QStringLiteral("replica %1 was not registered").arg(replicaId));
+        return std::nullopt;
+    }
+    return ReplicaIdentity{replicaId, q.value(0).toLongLong()};
+}
+
+bool OwnerSlotRepository::settleOrphan(const QString &accountId, int slot, qint64 epoch, const QString &kind,
+                                       qint64 nowMs, QString *error)
+{
+    // The claim's turn cannot settle any more (its process died, or it lost the lease): book it once, here.
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("INSERT INTO request_log (request_id, started_at_ms, route, account_id, status, "
+                                     "error_code) SELECT request_id, started_at_ms, route, account_id, 'failed', "
+                                     "'owner_lost' FROM slot_claims WHERE account_id = ? AND slot_index = ? AND "
+                                     "owner_epoch = ? AND released_at_ms IS NULL AND settlements = 0 "
+                                     "ON CONFLICT (request_id) DO NOTHING"),
+                      error))
+        return false;
+    q.addBindValue(accountId);
+    q.addBindValue(slot);
+    q.addBindValue(epoch);
+    if (!m_db.exec(q, error))
+        return false;
+    if (!m_db.prepare(q,
+                      QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = ?, "
+                                     "settlements = settlements + 1 WHERE account_id = ? AND slot_index = ? AND "
+                                     "owner_epoch = ? AND released_at_ms IS NULL AND settlements = 0"),
+                      error))
+        return false;
+    q.addBindValue(nowMs);
+    q.addBindValue(kind);
+    q.addBindValue(accountId);
+    q.addBindValue(slot);
+    q.addBindValue(epoch);
+    return m_db.exec(q, error);
+}
+
+bool OwnerSlotRepository::bumpReplicaCounter(const ReplicaIdentity &me, const char *column, int by, QString *error)
+{
+    if (by == 0)
+        return true;
+    QSqlQuery q = m_db.query();
+    const QString col = QString::fromLatin1(column);
+    if (!m_db.prepare(q, QStringLiteral("UPDATE replicas SET %1 = %1 + ? WHERE replica_id = ?").arg(col), error))
+        return false;
+    q.addBindValue(by);
+    q.addBindValue(me.replicaId);
+    return m_db.exec(q, error);
+}
+
+int OwnerSlotRepository::reclaimPreviousIncarnations(const ReplicaIdentity &me, qint64 nowMs, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("SELECT ") + kSlotColumns +
+                          QStringLiteral(" FROM owner_slots WHERE owner_replica = ? AND owner_incarnation < ?"),
+                      error))
+        return -1;
+    q.addBindValue(me.replicaId);
+    q.addBindValue(me.incarnation);
+    if (!m_db.exec(q, error))
+        return -1;
+    QList<SlotState> stale;
+    while (q.next())
+        stale << slotFrom(q);
+    q.finish();
+    int reclaimed = 0;
+    for (const SlotState &s : std::as_const(stale)) {
+        if (!m_db.prepare(q,
+                          QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
+                                         "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
+                                         "slot_index = ? AND owner_epoch = ? AND owner_replica = ? AND "
+                                         "owner_incarnation < ?"),
+                          error))
+            return -1;
+        q.addBindValue(s.accountId);
+        q.addBindValue(s.slot);
+        q.addBindValue(s.epoch);
+        q.addBindValue(me.replicaId);
+        q.addBindValue(me.incarnation);
+        if (!m_db.exec(q, error))
+            return -1;
+        if (q.numRowsAffected() != 1)
+            continue;
+        ++reclaimed;
+        if (!settleOrphan(s.accountId, s.slot, s.epoch, QStringLiteral("reclaimed_restart"), nowMs, error))
+            return -1;
+    }
+    if (!bumpReplicaCounter(me, "lease_reclaims", reclaimed, error))
+        return -1;
+    return reclaimed;
+}
+
+int OwnerSlotRepository::reclaimExpired(const ReplicaIdentity &me, qint64 nowMs, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("SELECT ") + kSlotColumns +
+                          QStringLiteral(" FROM owner_slots WHERE owner_replica IS NOT NULL AND lease_expires_ms < ?"),
+                      error))
+        return -1;
+    q.addBindValue(nowMs);
+    if (!m_db.exec(q, error))
+        return -1;
+    QList<SlotState> expired;
+    while (q.next())
+        expired << slotFrom(q);
+    q.finish();
+    int reclaimed = 0;
+    for (const SlotState &s : std::as_const(expired)) {
+        if (!m_db.prepare(q,
+                          QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
+                                         "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
+                                         "slot_index = ? AND owner_epoch = ? AND lease_expires_ms < ?"),
+                          error))
+            return -1;
+        q.addBindValue(s.accountId);
+        q.addBindValue(s.slot);
+        q.addBindValue(s.epoch);
+        q.addBindValue(nowMs);
+        if (!m_db.exec(q, error))
+            return -1;
+        if (q.numRowsAffected() != 1)
+            continue;
+        ++reclaimed;
+        if (!settleOrphan(s.accountId, s.slot, s.epoch, QStringLiteral("reclaimed_expired"), nowMs, error))
+            return -1;
+    }
+    if (!bumpReplicaCounter(me, "lease_reclaims", reclaimed, error))
+        return -1;
+    return reclaimed;
+}
+
+ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
+{
+    ClaimOutcome out;
+    auto fail = [&](const QString &why) {
+        out.kind = ClaimOutcome::Kind::Error;
+        out.reason = why;
+        return out;
+    };
+    QSqlQuery q = m_db.query();
+    // The durable account row, read inside the claim's transaction: the snapshot the router used may be stale.
+    if (!m_db.prepare(q, QStringLiteral("SELECT status, cooldown_until_ms, version FROM accounts WHERE id = ?"), error))
+        return fail(*error);
+    q.addBindValue(a.accountId);
+    if (!m_db.exec(q, error))
+        return fail(*error);
+    if (!q.next()) {
+        out.kind = ClaimOutcome::Kind::Ineligible;
+        out.reason = QStringLiteral("removed");
+        return out;
+    }
+    const QString status = q.value(0).toString();
+    const std::optional<qint64> cooldownUntil = optInt64(q.value(1));
+    out.durableVersion = q.value(2).toLongLong();
+    q.finish();
+    if (!SY_FAULT("stale-route-acquire")) {
+        if (blocksClaims(status)) {
+            out.kind = ClaimOutcome::Kind::Ineligible;
+            out.reason = status;
+            return out;
+        }
+        if (cooldownUntil && *cooldownUntil > a.nowMs) {
+            out.kind = ClaimOutcome::Kind::Ineligible;
+            out.reason = QStringLiteral("cooldown");
+            return out;
+        }
+    }
+    // A continuation dispatches only on the account its anchor names.
+    std::optional<QString> anchorAccount;
+    if (!a.previousResponseId.isEmpty()) {
+        if (!m_db.prepare(q, QStringLiteral("SELECT account_id FROM response_anchors WHERE response_id = ?"), error))
+            return fail(*error);
+        q.addBindValue(a.previousResponseId);
+        if (!m_db.exec(q, error))
+            return fail(*error);
+        if (q.next())
+            anchorAccount = q.value(0).toString();
+        q.finish();
+        if (!SY_FAULT("cross-account-anchor") && anchorAccount != a.accountId) {
+            out.kind = ClaimOutcome::Kind::Ineligible;
+            out.reason = QStringLiteral("anchor_owner_mismatch");
+            return out;
+        }
+    }
+
+    if (!m_db.prepare(q,
+                      QStringLiteral("INSERT INTO owner_slots (account_id, slot_index, owner_epoch) VALUES (?, ?, 0) "
+                                     "ON CONFLICT (account_id, slot_index) DO NOTHING"),
+                      error))
+        return fail(*error);
+    q.addBindValue(a.accountId);
+    q.addBindValue(a.slot);
+    if (!m_db.exec(q, error))
+        return fail(*error);
+    // What the row held before: an owner whose lease expired is being reclaimed by this claim.
+    if (!m_db.prepare(q,
+                      QStringLiteral("SELECT ") + kSlotColumns +
+                          QStringLiteral(" FROM owner_slots WHERE account_id = ? AND slot_index = ?"),
+                      error))
+        return fail(*error);
+    q.addBindValue(a.accountId);
+    q.addBindValue(a.slot);
+    if (!m_db.exec(q, error) || !q.next())
+        return fail(error->isEmpty() ? QStringLiteral("slot row vanished") : *error);
+    const SlotState before = slotFrom(q);
+    q.finish();
+
+    const qint64 newEpoch = a.expectedEpoch + 1;
+    const QString set = QStringLiteral("UPDATE owner_slots SET owner_epoch = ?, owner_replica = ?, "
+                                       "owner_incarnation = ?, owner_request_id = ?, lease_expires_ms = ? "
+                                       "WHERE account_id = ? AND slot_index = ?");
+    // The compare-and-set: only from the epoch the snapshot saw, and only a free slot or an expired lease.
+    const QString cas = SY_FAULT("non-atomic-claim")
+                            ? set
+                            : set + QStringLiteral(" AND owner_epoch = ? AND (owner_replica IS NULL OR "
+                                                   "lease_expires_ms < ?)");
+    if (!m_db.prepare(q, cas, error))
+        return fail(*error);
+    q.addBindValue(newEpoch);
+    q.addBindValue(a.replica.replicaId);
+    q.addBindValue(a.replica.incarnation);
+    q.addBindValue(a.requestId);
+    q.addBindValue(a.nowMs + a.leaseMs);
+    q.addBindValue(a.accountId);
+    q.addBindValue(a.slot);
+    if (!SY_FAULT("non-atomic-claim")) {
+        q.addBindValue(a.expectedEpoch);
+        q.addBindValue(a.nowMs);
+    }
+    if (!m_db.exec(q, error))
+        return fail(*error);
+    if (q.numRowsAffected() != 1) {
+        q.finish();
+        out.kind = ClaimOutcome::Kind::Conflict;
+        out.rows = slotsOf(a.accountId, error);
+        if (!bumpReplicaCounter(a.replica, "cas_conflicts", 1, error))
+            return fail(*error);
+        return out;
+    }
+    q.finish();
+    if (!before.ownerReplica.isEmpty()) {
+        // The previous owner's lease had expired: its turn is over as far as the protocol is concerned.
+        out.reclaimedExpired = true;
+        if (!settleOrphan(before.accountId, before.slot, before.epoch, QStringLiteral("reclaimed_expired"), a.nowMs,
+                          error) ||
+            !bumpReplicaCounter(a.replica, "lease_reclaims", 1, error))
+            return fail(*error);
+    }
+    if (!m_db.prepare(q,
+                      QStringLiteral("INSERT INTO slot_claims (request_id, account_id, slot_index, owner_epoch, "
+                                     "replica_id, incarnation, route, started_at_ms, claimed_at_ms, durable_status, "
+                                     "durable_cooldown_until_ms, account_version, previous_response_id, "
+                                     "anchor_account_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                      error))
+        return fail(*error);
+    q.addBindValue(a.requestId);
+    q.addBindValue(a.accountId);
+    q.addBindValue(a.slot);
+    q.addBindValue(newEpoch);
+    q.addBindValue(a.replica.replicaId);
+    q.addBindValue(a.replica.incarnation);
+    q.addBindValue(a.route);
+    q.addBindValue(a.startedAtMs);
+    q.addBindValue(a.nowMs);
+    q.addBindValue(status);
+    q.addBindValue(nullable(cooldownUntil));
+    q.addBindValue(out.durableVersion);
+    q.addBindValue(nullableText(a.previousResponseId));
+    q.addBindValue(nullable(anchorAccount));
+    if (!m_db.exec(q, error))
+        return fail(*error);
+    out.kind = ClaimOutcome::Kind::Claimed;
+    out.held = HeldSlot{a.requestId, a.accountId, a.slot, newEpoch};
+    out.rows = slotsOf(a.accountId, error);
+    return out;
+}
+
+bool OwnerSlotRepository::renew(const ReplicaIdentity &me, const QList<HeldSlot> &held, qint64 nowMs,
+                                qint64 leaseMs, QList<HeldSlot> *lost, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("UPDATE owner_slots SET lease_expires_ms = ? WHERE account_id = ? AND "
+                                     "slot_index = ? AND owner_epoch = ? AND owner_replica = ? AND "
+                                     "owner_incarnation = ? AND lease_expires_ms >= ?"),
+                      error))
+        return false;
+    for (const HeldSlot &h : held) {
+        q.addBindValue(nowMs + leaseMs);
+        q.addBindValue(h.accountId);
+        q.addBindValue(h.slot);
+        q.addBindValue(h.epoch);
+        q.addBindValue(me.replicaId);
+        q.addBindValue(me.incarnation);
+        q.addBindValue(nowMs);
+        if (!m_db.exec(q, error))
+            return false;
+        if (q.numRowsAffected() != 1 && lost)
+            lost->append(h);
+    }
+    if (!m_db.prepare(q, QStringLiteral("UPDATE replicas SET heartbeat_ms = ? WHERE replica_id = ?"), error))
+        return false;
+    q.addBindValue(nowMs);
+    q.addBindValue(me.replicaId);
+    return m_db.exec(q, error);
+}
+
+bool OwnerSlotRepository::stillOwned(const ReplicaIdentity &me, const HeldSlot &held, qint64 nowMs, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("SELECT count(*) FROM owner_slots WHERE account_id = ? AND slot_index = ? AND "
+                                     "owner_epoch = ? AND owner_replica = ? AND owner_incarnation = ? AND "
+                                     "lease_expires_ms >= ?"),
+                      error))
+        return false;
+    q.addBindValue(held.accountId);
+    q.addBindValue(held.slot);
+    q.addBindValue(held.epoch);
+    q.addBindValue(me.replicaId);
+    q.addBindValue(me.incarnation);
+    q.addBindValue(nowMs);
+    return m_db.exec(q, error) && q.next() && q.value(0).toInt() == 1;
+}
+
+bool OwnerSlotRepository::releaseForFailover(const ReplicaIdentity &me, const QString &requestId, qint64 nowMs,
+                                             QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("SELECT account_id, slot_index, owner_epoch FROM slot_claims WHERE request_id = ? "
+                                     "AND released_at_ms IS NULL"),
+                      error))
+        return false;
+    q.addBindValue(requestId);
+    if (!m_db.exec(q, error))
+        return false;
+    QList<HeldSlot> open;
+    while (q.next())
+        open << HeldSlot{requestId, q.value(0).toString(), q.value(1).toInt(), q.value(2).toLongLong()};
+    q.finish();
+    for (const HeldSlot &h : std::as_const(open)) {
+        if (!m_db.prepare(q,
+                          QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
+                                         "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
+                                         "slot_index = ? AND owner_epoch = ? AND owner_replica = ?"),
+                          error))
+            return false;
+        q.addBindValue(h.accountId);
+        q.addBindValue(h.slot);
+        q.addBindValue(h.epoch);
+        q.addBindValue(me.replicaId);
+        if (!m_db.exec(q, error))
+            return false;
+        if (!m_db.prepare(q,
+                          QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = 'failover' WHERE "
+                                         "request_id = ? AND account_id = ? AND slot_index = ? AND owner_epoch = ? "
+                                         "AND released_at_ms IS NULL"),
+                          error))
+            return false;
+        q.addBindValue(nowMs);
+        q.addBindValue(requestId);
+        q.addBindValue(h.accountId);
+        q.addBindValue(h.slot);
+        q.addBindValue(h.epoch);
+        if (!m_db.exec(q, error))
+            return false;
+    }
+    return true;
+}
+
+std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdentity &me, const QString &requestId,
+                                                             const QString &responseId, qint64 nowMs, QString *error)
+{
+    SettleOutcome out;
+    QSqlQuery q = m_db.query();
+    // The request's last claim: the open one, or one a reclaim already settled.
+    if (!m_db.prepare(q,
+                      QStringLiteral("SELECT account_id, slot_index, owner_epoch, settlements, released_at_ms FROM "
+                                     "slot_claims WHERE request_id = ? ORDER BY claimed_at_ms DESC, owner_epoch DESC"),
+                      error))
+        return std::nullopt;
+    q.addBindValue(requestId);
+    if (!m_db.exec(q, error))
+        return std::nullopt;
+    std::optional<HeldSlot> open;
+    bool settledByOther = false;
+    while (q.next()) {
+        if (q.value(4).isNull() && !open)
+            open = HeldSlot{requestId, q.value(0).toString(), q.value(1).toInt(), q.value(2).toLongLong()};
+        if (q.value(3).toInt() > 0)
+            settledByOther = true;
+    }
+    q.finish();
+    if (!open) {
+        out.hadClaim = settledByOther;
+        out.ownerLost = settledByOther;
+        out.settledElsewhere = settledByOther;
+        return out;
+    }
+    out.hadClaim = true;
+    // Exactly once: only an unsettled claim takes this settlement.
+    const QString settle = QStringLiteral("UPDATE slot_claims SET settlements = settlements + 1, released_at_ms = ?, "
+                                          "release_kind = 'settled', response_id = ? WHERE request_id = ? AND "
+                                          "account_id = ? AND slot_index = ? AND owner_epoch = ?");
+    if (!m_db.prepare(q, SY_FAULT("double-settle") ? settle : settle + QStringLiteral(" AND settlements = 0"), error))
+        return std::nullopt;
+    q.addBindValue(nowMs);
+    q.addBindValue(nullableText(responseId));
+    q.addBindValue(requestId);
+    q.addBindValue(open->accountId);
+    q.addBindValue(open->slot);
+    q.addBindValue(open->epoch);
+    if (!m_db.exec(q, error))
+        return std::nullopt;
+    if (q.numRowsAffected() != 1) {
+        out.ownerLost = true;
+        out.settledElsewhere = true;
+        return out;
+    }
+    q.finish();
+    if (SY_FAULT("leak-owner-on-terminal"))
+        return out;
+    // The fenced release: only while the row still carries this claim's epoch and this replica.
+    if (!m_db.prepare(q,
+                      QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
+                                     "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
+                                     "slot_index = ? AND owner_epoch = ? AND owner_replica = ?"),
+                      error))
+        return std::nullopt;
+    q.addBindValue(open->accountId);
+    q.addBindValue(open->slot);
+    q.addBindValue(open->epoch);
+    q.addBindValue(me.replicaId);
+    if (!m_db.exec(q, error))
+        return std::nullopt;
+    if (q.numRowsAffected() == 1) {
+        SlotState s;
+        s.accountId = open->accountId;
+        s.slot = open->slot;
+        s.epoch = open->epoch;
+        out.released = s;
+    } else {
+        out.ownerLost = true; // the row moved on (lease expired and reclaimed) before the settlement
+    }
+    return out;
+}
+
+QList<SlotState> OwnerSlotRepository::allSlots(QString *error)
+{
+    QList<SlotState> out;
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q, QStringLiteral("SELECT ") + kSlotColumns +
+                             QStringLiteral(" FROM owner_slots ORDER BY account_id, slot_index"),
+                      error) ||
+        !m_db.exec(q, error))
+        return out;
+    while (q.next())
+        out << slotFrom(q);
+    return out;
+}
+
+QList<SlotState> OwnerSlotRepository::slotsOf(const QString &accountId, QString *error)
+{
+    QList<SlotState> out;
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q, QStringLiteral("SELECT ") + kSlotColumns +
+                             QStringLiteral(" FROM owner_slots WHERE account_id = ? ORDER BY slot_index"),
+                      error))
+        return out;
+    q.addBindValue(accountId);
+    if (!m_db.exec(q, error))
+        return out;
+    while (q.next())
+        out << slotFrom(q);
+    return out;
+}
+
+bool OwnerSlotRepository::noteDraining(const ReplicaIdentity &me, qint64 nowMs, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q, QStringLiteral("UPDATE replicas SET draining_since_ms = ? WHERE replica_id = ?"), error))
+        return false;
+    q.addBindValue(nowMs);
+    q.addBindValue(me.replicaId);
+    return m_db.exec(q, error);
+}
+
+bool OwnerSlotRepository::noteStopped(const ReplicaIdentity &me, qint64 nowMs, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q, QStringLiteral("UPDATE replicas SET stopped_at_ms = ? WHERE replica_id = ?"), error))
+        return false;
+    q.addBindValue(nowMs);
+    q.addBindValue(me.replicaId);
+    return m_db.exec(q, error);
+}
+
+bool OwnerSlotRepository::saveGateBooks(const ReplicaIdentity &me, qint64 admitted, qint64 left, qint64 queued,
+                                        qint64 overloaded, qint64 nowMs, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("UPDATE replicas SET gate_admitted = ?, gate_left = ?, gate_queued = ?, "
+                                     "gate_overloaded = ?, heartbeat_ms = ? WHERE replica_id = ?"),
+                      error))
+        return false;
+    q.addBindValue(admitted);
+    q.addBindValue(left);
+    q.addBindValue(queued);
+    q.addBindValue(overloaded);
+    q.addBindValue(nowMs);
+    q.addBindValue(me.replicaId);
+    return m_db.exec(q, error);
+}
+
+} // namespace sy

@@ -1,0 +1,70 @@
+#pragma once
+
+#include "ownership/OwnershipTypes.h"
+
+#include <QList>
+#include <QString>
+#include <optional>
+
+namespace sy {
+
+class Database;
+
+// The durable half of the ownership protocol (spec/CoreOwnership.pml): owner slots claimed by
+// compare-and-set on their epoch, leases, fenced releases, reclaims, and the claim ledger. Every function
+// runs inside the caller's transaction on the store thread; SQL is portable between SQLite and PostgreSQL.
+//
+// A request's claims carry exactly one settlement between them: its own (settleTurn) or, when its replica
+// died or lost the lease, the reclaimer's, which also books the request as failed with `owner_lost`.
+class OwnerSlotRepository
+{
+public:
+    explicit OwnerSlotRepository(Database &db);
+
+    // A new incarnation of `replicaId` (1 on first start). Records the start time.
+    std::optional<ReplicaIdentity> registerReplica(const QString &replicaId, qint64 nowMs, QString *error);
+    // Frees the slots this replica's earlier incarnations still hold, at once (they died with that process),
+    // and settles their open claims. Returns how many slots were reclaimed, -1 on error.
+    int reclaimPreviousIncarnations(const ReplicaIdentity &me, qint64 nowMs, QString *error);
+    // Frees every slot whose lease expired before nowMs (another replica died or stalled) and settles its
+    // open claim. Returns how many, -1 on error.
+    int reclaimExpired(const ReplicaIdentity &me, qint64 nowMs, QString *error);
+
+    // The claim: the durable re-check of the account (status, cooldown, existence) and of the anchor, then a
+    // compare-and-set of the slot row from `expectedEpoch` to expectedEpoch + 1 naming this replica, and a
+    // ledger row with the durable facts the claim saw.
+    ClaimOutcome claim(const ClaimAttempt &attempt, QString *error);
+
+    // Extends the leases of `held` to nowMs + leaseMs, each fenced by its epoch and owner. A slot whose row
+    // moved on is appended to *lost. False only on a database error.
+    bool renew(const ReplicaIdentity &me, const QList<HeldSlot> &held, qint64 nowMs, qint64 leaseMs,
+               QList<HeldSlot> *lost, QString *error);
+    // Checks that `held` is still ours (epoch and owner unchanged and lease not expired) without changing it.
+    bool stillOwned(const ReplicaIdentity &me, const HeldSlot &held, qint64 nowMs, QString *error);
+
+    // A request moves to another account before anything reached its client: its open claim is released,
+    // fenced, without a settlement.
+    bool releaseForFailover(const ReplicaIdentity &me, const QString &requestId, qint64 nowMs, QString *error);
+    // The request ends: settles its open claim exactly once and releases its slot, fenced by the claim's
+    // epoch. Runs in the transaction that writes the request-log row.
+    std::optional<SettleOutcome> settleTurn(const ReplicaIdentity &me, const QString &requestId,
+                                            const QString &responseId, qint64 nowMs, QString *error);
+
+    QList<SlotState> allSlots(QString *error);
+    QList<SlotState> slotsOf(const QString &accountId, QString *error);
+
+    // Replica books shown by status and read by the durable-state checker.
+    bool noteDraining(const ReplicaIdentity &me, qint64 nowMs, QString *error);
+    bool noteStopped(const ReplicaIdentity &me, qint64 nowMs, QString *error);
+    bool saveGateBooks(const ReplicaIdentity &me, qint64 admitted, qint64 left, qint64 queued, qint64 overloaded,
+                       qint64 nowMs, QString *error);
+
+private:
+    bool settleOrphan(const QString &accountId, int slot, qint64 epoch, const QString &kind, qint64 nowMs,
+                      QString *error);
+    bool bumpReplicaCounter(const ReplicaIdentity &me, const char *column, int by, QString *error);
+
+    Database &m_db;
+};
+
+} // namespace sy

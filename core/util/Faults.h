@@ -1,0 +1,28 @@
+#pragma once
+
+// Test-only fault switches. Each one disables exactly one production guard of the ownership protocol, so a
+// test can show that the durable-state checker (tests/stress) notices when that guard is missing. They exist
+// only in binaries compiled with SWITCHYARD_FAULT_INJECTION (the `switchyard-faults` test build); in every
+// shipped build SY_FAULT(name) is the constant false and the guarded code is the only code.
+//
+// Names (SWITCHYARD_FAULTS=name[,name...] in the environment of a fault build):
+//   non-atomic-claim       the slot claim writes without comparing the owner epoch and owner (Inv5)
+//   stale-route-acquire    the claim skips the durable account re-check (Inv4)
+//   cross-account-anchor   a continuation is not held to its anchor's account (Inv10)
+//   ignore-owner-epoch     a turn whose lease was lost keeps running and retries without re-checking (Inv1)
+//   double-settle          the settlement does not check that the request is still unsettled (Inv3)
+//   leak-owner-on-terminal the settlement does not release the owner slot (Inv9)
+//   lost-waiter            a gate waiter that ends early stays on the gate's books (Inv7)
+//   shutdown-admit         turns are admitted while draining (Inv8)
+//   conflated-timers       a pre_response kill is labelled stream_idle (Inv11)
+//   single-shared-timeout  one timer (request_total) bounds every stage (Inv2)
+//   misroute-producer      an upstream connection is reused before its response was read to the end (Inv6)
+
+#ifdef SWITCHYARD_FAULT_INJECTION
+namespace sy {
+bool faultActive(const char *name);
+}
+#define SY_FAULT(name) (::sy::faultActive(name))
+#else
+#define SY_FAULT(name) false
+#endif
