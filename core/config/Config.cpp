@@ -132,6 +132,11 @@ QString validate(const Config &c)
 
 QString Config::sqlitePath() const
 {
+    // SWITCHYARD_DATABASE_URL may name a SQLite file shared by several processes (sqlite:///abs/path or a path).
+    if (databaseUrl.startsWith(QLatin1String("sqlite://")))
+        return databaseUrl.mid(9);
+    if (!databaseUrl.isEmpty())
+        return databaseUrl;
     return dataDir + QStringLiteral("/switchyard.sqlite");
 }
 
