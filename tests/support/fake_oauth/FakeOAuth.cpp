@@ -196,6 +196,13 @@ void FakeOAuth::token(const HttpRequest &request, HttpResponse *response, QJsonO
     const QString grant = in.value(QStringLiteral("grant_type"));
     log.insert(QStringLiteral("grant_type"), grant);
     log.insert(QStringLiteral("client_id"), in.value(QStringLiteral("client_id")));
+    // What was presented is logged even when the request is refused below.
+    if (grant == QLatin1String("refresh_token")) {
+        log.insert(QStringLiteral("refresh_token"), in.value(QStringLiteral("refresh_token")));
+    } else if (grant == QLatin1String("authorization_code")) {
+        log.insert(QStringLiteral("code"), in.value(QStringLiteral("code")));
+        log.insert(QStringLiteral("code_verifier"), in.value(QStringLiteral("code_verifier")));
+    }
 
     int status = 200;
     QJsonObject answer;
@@ -225,7 +232,6 @@ void FakeOAuth::token(const HttpRequest &request, HttpResponse *response, QJsonO
         }
     } else if (grant == QLatin1String("refresh_token")) {
         const QString presented = in.value(QStringLiteral("refresh_token"));
-        log.insert(QStringLiteral("refresh_token"), presented);
         const auto it = m_refreshTokens.find(presented);
         if (it == m_refreshTokens.end())
             refuse(400, QStringLiteral("invalid_grant"), QStringLiteral("refresh_token_invalidated"));
@@ -241,6 +247,11 @@ void FakeOAuth::token(const HttpRequest &request, HttpResponse *response, QJsonO
     log.insert(QStringLiteral("status"), status);
     if (status != 200)
         log.insert(QStringLiteral("error"), answer.value(QLatin1String("error")));
+    else
+        log.insert(QStringLiteral("issued"),
+                   QJsonObject{{QStringLiteral("access_token"), answer.value(QLatin1String("access_token"))},
+                               {QStringLiteral("refresh_token"), answer.value(QLatin1String("refresh_token"))},
+                               {QStringLiteral("id_token"), answer.value(QLatin1String("id_token"))}});
 
     if (m_settings.tokenDelayMs <= 0)
         return sendJson(response, status, answer);

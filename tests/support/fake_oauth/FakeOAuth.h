@@ -38,7 +38,10 @@ namespace sy::fake {
 //                         that import an auth.json and then refresh against this server).
 // POST /__control/reset   back to defaults; forgets codes, refresh tokens and the log.
 // GET  /__control/log     every /oauth request, oldest first: {seq, method, path, status, error,
-//                         grant_type, client_id, query{} (authorize), refresh_token (refresh requests)}.
+//                         grant_type, client_id, query{} (authorize), refresh_token (refresh requests),
+//                         code and code_verifier (code exchanges), issued{access_token, refresh_token,
+//                         id_token} (token requests that succeeded)}: tests that look for leaked secrets
+//                         need every token the server handed out.
 class FakeOAuth : public QObject
 {
     Q_OBJECT
