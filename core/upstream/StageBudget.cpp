@@ -1,5 +1,7 @@
 #include "upstream/StageBudget.h"
 
+#include "util/Faults.h"
+
 #include <QStringList>
 #include <algorithm>
 
@@ -163,6 +165,9 @@ QString RequestBudget::phaseName(Phase phase)
 RequestBudget::Deadline RequestBudget::nextDeadline() const
 {
     const Deadline total{stage::requestTotal, requestTotalDeadline()};
+    // (Fault build only: one shared timer for every stage before the stream.)
+    if (SY_FAULT("single-shared-timeout") && m_phase != Phase::Streaming && m_phase != Phase::Finished)
+        return total;
     switch (m_phase) {
     case Phase::Routing:
         return total;
@@ -173,7 +178,9 @@ RequestBudget::Deadline RequestBudget::nextDeadline() const
     case Phase::PreResponse:
         if (m_preResponseIsTotal)
             return total;
-        return earliest({stage::preResponse, m_preResponseDeadline}, total);
+        // (Fault build only: the pre-response kill mislabelled as the streaming stage's.)
+        return earliest({SY_FAULT("conflated-timers") ? stage::streamIdle : stage::preResponse, m_preResponseDeadline},
+                        total);
     case Phase::Streaming:
         return earliest({stage::streamIdle, m_lastEventMs + qint64(m_settings.streamIdleS) * 1000},
                         {stage::streamMax, m_firstEventMs + qint64(m_settings.streamMaxS) * 1000});

@@ -1,5 +1,7 @@
 #include "upstream/UpstreamCall.h"
 
+#include "util/Faults.h"
+
 #include "upstream/ConnectionPool.h"
 #include "upstream/UpstreamClient.h"
 
@@ -329,8 +331,11 @@ void UpstreamCall::releaseConnection()
     m_connection = nullptr;
     disconnect(connection, nullptr, this, nullptr);
     // Reusable only after a complete exchange that both sides meant to keep alive, with nothing left over.
-    const bool reusable = m_http->isComplete() && m_http->keepAlive() && !m_trailingBytes && m_requestSentSeen &&
-                          connection->writtenAll() && connection->isOpen() && connection->bytesAvailable() == 0;
+    // (Fault build only: misroute-producer reuses a connection whose response was not read to its end.)
+    const bool reusable = SY_FAULT("misroute-producer")
+                              ? connection->isOpen() && m_requestSentSeen
+                              : m_http->isComplete() && m_http->keepAlive() && !m_trailingBytes && m_requestSentSeen &&
+                                    connection->writtenAll() && connection->isOpen() && connection->bytesAvailable() == 0;
     if (reusable) {
         connection->noteExchangeDone();
         m_client->m_pool->release(connection);

@@ -1,0 +1,256 @@
+// The durable half of the ownership protocol on a real SQLite file: compare-and-set claims, the durable
+// re-check, leases, fenced releases, reclaims and the exactly-once settlement.
+#include "ownership/OwnerSlotRepository.h"
+#include "store/Database.h"
+
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sy;
+
+namespace {
+
+const qint64 kNow = 1796000000000;
+const qint64 kLease = 60000;
+
+QVariant scalar(Database &db, const QString &sql)
+{
+    QSqlQuery q = db.query();
+    if (!q.exec(sql) || !q.next())
+        return {};
+    return q.value(0);
+}
+
+} // namespace
+
+class tst_OwnershipStore : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<Database> m_db;
+    ReplicaIdentity m_a;
+    ReplicaIdentity m_b;
+
+    void exec(const QString &sql)
+    {
+        QString error;
+        QVERIFY2(m_db->exec(sql, &error), qPrintable(error));
+    }
+
+    ClaimAttempt attempt(const ReplicaIdentity &who, const QString &request, int slot, qint64 expectedEpoch,
+                         qint64 now = kNow)
+    {
+        ClaimAttempt a;
+        a.requestId = request;
+        a.accountId = QStringLiteral("acc_1");
+        a.slot = slot;
+        a.expectedEpoch = expectedEpoch;
+        a.route = QStringLiteral("/v1/responses");
+        a.startedAtMs = now;
+        a.replica = who;
+        a.nowMs = now;
+        a.leaseMs = kLease;
+        return a;
+    }
+
+    ClaimOutcome claim(const ClaimAttempt &a)
+    {
+        QString error;
+        return OwnerSlotRepository(*m_db).claim(a, &error);
+    }
+
+private slots:
+    void init()
+    {
+        m_db = std::make_unique<Database>();
+        QString error;
+        QVERIFY2(m_db->open(m_dir.filePath(QStringLiteral("own-%1.sqlite").arg(QTest::currentTestFunction())), &error),
+                 qPrintable(error));
+        exec(QStringLiteral("INSERT INTO accounts (id, chatgpt_account_id, user_id, created_at_ms, updated_at_ms) "
+                            "VALUES ('acc_1', 'ws', 'u1', 0, 0), ('acc_2', 'ws', 'u2', 0, 0)"));
+        OwnerSlotRepository repo(*m_db);
+        m_a = *repo.registerReplica(QStringLiteral("rep_a"), kNow, &error);
+        m_b = *repo.registerReplica(QStringLiteral("rep_b"), kNow, &error);
+        QCOMPARE(m_a.incarnation, 1);
+    }
+
+    void cleanup() { m_db.reset(); }
+
+    void claimIsACompareAndSetOnTheEpoch()
+    {
+        const ClaimOutcome first = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QCOMPARE(int(first.kind), int(ClaimOutcome::Kind::Claimed));
+        QCOMPARE(first.held.epoch, 1);
+        // Replica B decided from a snapshot that still saw epoch 0: it loses, and learns the fresh row.
+        const ClaimOutcome stale = claim(attempt(m_b, QStringLiteral("req_2"), 0, 0));
+        QCOMPARE(int(stale.kind), int(ClaimOutcome::Kind::Conflict));
+        QCOMPARE(stale.rows.size(), 1);
+        QCOMPARE(stale.rows.at(0).epoch, 1);
+        QCOMPARE(stale.rows.at(0).ownerReplica, QStringLiteral("rep_a"));
+        // Even with the right epoch a held slot cannot be taken while its lease runs.
+        QCOMPARE(int(claim(attempt(m_b, QStringLiteral("req_2"), 0, 1)).kind), int(ClaimOutcome::Kind::Conflict));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT cas_conflicts FROM replicas WHERE replica_id = 'rep_b'")).toInt(),
+                 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims")).toInt(), 1);
+        // Another slot of the same account is free.
+        QCOMPARE(int(claim(attempt(m_b, QStringLiteral("req_2"), 1, 0)).kind), int(ClaimOutcome::Kind::Claimed));
+    }
+
+    void claimRechecksTheDurableAccountRow()
+    {
+        exec(QStringLiteral("UPDATE accounts SET status = 'paused', version = 7 WHERE id = 'acc_1'"));
+        ClaimOutcome o = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QCOMPARE(int(o.kind), int(ClaimOutcome::Kind::Ineligible));
+        QCOMPARE(o.reason, QStringLiteral("paused"));
+        QCOMPARE(o.durableVersion, 7);
+        exec(QStringLiteral("UPDATE accounts SET status = 'rate_limited', cooldown_until_ms = %1 WHERE id = 'acc_1'")
+                 .arg(kNow + 1000));
+        o = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QCOMPARE(o.reason, QStringLiteral("cooldown"));
+        // Once the cooldown passed, a limited account serves again.
+        o = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0, kNow + 1001));
+        QCOMPARE(int(o.kind), int(ClaimOutcome::Kind::Claimed));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT durable_status FROM slot_claims")).toString(),
+                 QStringLiteral("rate_limited"));
+        exec(QStringLiteral("DELETE FROM accounts WHERE id = 'acc_2'"));
+        ClaimAttempt gone = attempt(m_a, QStringLiteral("req_2"), 0, 0);
+        gone.accountId = QStringLiteral("acc_2");
+        QCOMPARE(claim(gone).reason, QStringLiteral("removed"));
+    }
+
+    void continuationClaimsOnlyTheAnchorsAccount()
+    {
+        exec(QStringLiteral("INSERT INTO response_anchors (response_id, account_id, created_at_ms) "
+                            "VALUES ('resp_x', 'acc_2', 0)"));
+        ClaimAttempt a = attempt(m_a, QStringLiteral("req_1"), 0, 0);
+        a.previousResponseId = QStringLiteral("resp_x");
+        QCOMPARE(claim(a).reason, QStringLiteral("anchor_owner_mismatch"));
+        a.previousResponseId = QStringLiteral("resp_unknown");
+        QCOMPARE(claim(a).reason, QStringLiteral("anchor_owner_mismatch"));
+        a.accountId = QStringLiteral("acc_2");
+        a.previousResponseId = QStringLiteral("resp_x");
+        QCOMPARE(int(claim(a).kind), int(ClaimOutcome::Kind::Claimed));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT anchor_account_id FROM slot_claims")).toString(),
+                 QStringLiteral("acc_2"));
+    }
+
+    void settlementIsExactlyOnceAndFenced()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        QCOMPARE(int(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind), int(ClaimOutcome::Kind::Claimed));
+        auto s = repo.settleTurn(m_a, QStringLiteral("req_1"), QStringLiteral("resp_1"), kNow + 10, &error);
+        QVERIFY2(s, qPrintable(error));
+        QVERIFY(s->hadClaim && !s->ownerLost && s->released);
+        QCOMPARE(s->released->epoch, 1);
+        QVERIFY(scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots")).isNull());
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT settlements FROM slot_claims")).toInt(), 1);
+        // A second settlement finds nothing open and settles nothing.
+        s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + 20, &error);
+        QVERIFY(s && s->settledElsewhere);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT settlements FROM slot_claims")).toInt(), 1);
+    }
+
+    void staleHolderCannotReleaseANewerOwner()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        QVERIFY(claim(attempt(m_a, QStringLiteral("req_old"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
+        // A's lease expires (A stalled); B reclaims the slot with a new epoch and settles A's claim for it.
+        const qint64 later = kNow + kLease + 1;
+        const ClaimOutcome b = claim(attempt(m_b, QStringLiteral("req_new"), 0, 1, later));
+        QCOMPARE(int(b.kind), int(ClaimOutcome::Kind::Claimed));
+        QVERIFY(b.reclaimedExpired);
+        QCOMPARE(b.held.epoch, 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT release_kind FROM slot_claims WHERE request_id = 'req_old'"))
+                     .toString(),
+                 QStringLiteral("reclaimed_expired"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT error_code FROM request_log WHERE request_id = 'req_old'"))
+                     .toString(),
+                 QStringLiteral("owner_lost"));
+        // A wakes up: its renewal reports the loss, its settlement neither settles twice nor frees B's slot.
+        QList<HeldSlot> lost;
+        QVERIFY(repo.renew(m_a, {HeldSlot{QStringLiteral("req_old"), QStringLiteral("acc_1"), 0, 1}}, later, kLease,
+                           &lost, &error));
+        QCOMPARE(lost.size(), 1);
+        const auto s = repo.settleTurn(m_a, QStringLiteral("req_old"), QString(), later + 5, &error);
+        QVERIFY(s && s->ownerLost && s->settledElsewhere && !s->released);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots")).toString(),
+                 QStringLiteral("rep_b"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims WHERE request_id = 'req_old'"))
+                     .toInt(),
+                 1);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT lease_reclaims FROM replicas WHERE replica_id = 'rep_b'")).toInt(),
+                 1);
+    }
+
+    void renewalExtendsTheLease()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        const ClaimOutcome o = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QList<HeldSlot> lost;
+        QVERIFY(repo.renew(m_a, {o.held}, kNow + 20000, kLease, &lost, &error));
+        QVERIFY(lost.isEmpty());
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT lease_expires_ms FROM owner_slots")).toLongLong(),
+                 kNow + 20000 + kLease);
+        QVERIFY(repo.stillOwned(m_a, o.held, kNow + 70000, &error));
+        QVERIFY(!repo.stillOwned(m_b, o.held, kNow + 70000, &error));
+        // Nobody reclaims a renewed lease.
+        QCOMPARE(repo.reclaimExpired(m_b, kNow + kLease + 1, &error), 0);
+    }
+
+    void expiredLeasesAreSweptAndTheirTurnsBooked()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        QVERIFY(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(claim(attempt(m_a, QStringLiteral("req_2"), 1, 0)).kind == ClaimOutcome::Kind::Claimed);
+        QCOMPARE(repo.reclaimExpired(m_b, kNow + kLease - 1, &error), 0);
+        QCOMPARE(repo.reclaimExpired(m_b, kNow + kLease + 1, &error), 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM owner_slots WHERE owner_replica IS NOT NULL")).toInt(),
+                 0);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log WHERE status = 'failed'")).toInt(), 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT min(settlements) FROM slot_claims")).toInt(), 1);
+    }
+
+    void restartReclaimsThePreviousIncarnationAtOnce()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        QVERIFY(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(claim(attempt(m_b, QStringLiteral("req_b"), 1, 0)).kind == ClaimOutcome::Kind::Claimed);
+        const auto restarted = repo.registerReplica(QStringLiteral("rep_a"), kNow + 5, &error);
+        QVERIFY(restarted);
+        QCOMPARE(restarted->incarnation, 2);
+        // Long before the lease would expire: only A's own old slot, never B's.
+        QCOMPARE(repo.reclaimPreviousIncarnations(*restarted, kNow + 5, &error), 1);
+        QVERIFY(scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots WHERE slot_index = 0")).isNull());
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots WHERE slot_index = 1")).toString(),
+                 QStringLiteral("rep_b"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT release_kind FROM slot_claims WHERE request_id = 'req_1'")).toString(),
+                 QStringLiteral("reclaimed_restart"));
+    }
+
+    void failoverReleasesWithoutSettling()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        QVERIFY(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(repo.releaseForFailover(m_a, QStringLiteral("req_1"), kNow + 1, &error));
+        ClaimAttempt other = attempt(m_a, QStringLiteral("req_1"), 0, 0, kNow + 2);
+        other.accountId = QStringLiteral("acc_2");
+        QVERIFY(claim(other).kind == ClaimOutcome::Kind::Claimed);
+        const auto s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + 3, &error);
+        QVERIFY(s && s->released && s->released->accountId == QLatin1String("acc_2"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT group_concat(release_kind || ':' || settlements) FROM "
+                                              "(SELECT * FROM slot_claims ORDER BY claimed_at_ms)"))
+                     .toString(),
+                 QStringLiteral("failover:0,settled:1"));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_OwnershipStore)
+#include "tst_ownership_store.moc"
