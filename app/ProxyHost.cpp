@@ -6,7 +6,12 @@
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
 
+#include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
 #include <QDir>
 #include <QMetaObject>
 
@@ -54,6 +59,8 @@ QString ProxyHost::start()
     QString listenError;
     QMetaObject::invokeMethod(m_proxy, "start", Qt::BlockingQueuedConnection, Q_RETURN_ARG(QString, listenError));
     m_running = true;
+    if (listenError.isEmpty())
+        writeInstanceFile();
     return listenError;
 }
 
@@ -80,11 +87,36 @@ bool ProxyHost::waitForTurns(int timeoutMs)
     }
 }
 
+void ProxyHost::writeInstanceFile()
+{
+    // Where the CLI finds this instance's local API, also when it listens on another port than the config says.
+    QHostAddress a = m_config.listenAddress;
+    if (a == QHostAddress::Any || a == QHostAddress::AnyIPv4)
+        a = QHostAddress::LocalHost;
+    else if (a == QHostAddress::AnyIPv6)
+        a = QHostAddress::LocalHostIPv6;
+    const QString host = a.protocol() == QAbstractSocket::IPv6Protocol ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
+                                                                         : a.toString();
+    const QJsonObject o{{QStringLiteral("pid"), QCoreApplication::applicationPid()},
+                        {QStringLiteral("api"), QStringLiteral("http://%1:%2").arg(host).arg(port())}};
+    QSaveFile f(instanceFilePath(m_config));
+    if (f.open(QIODevice::WriteOnly)) {
+        f.write(QJsonDocument(o).toJson(QJsonDocument::Compact));
+        f.commit();
+    }
+}
+
+QString ProxyHost::instanceFilePath(const Config &config)
+{
+    return config.dataDir + QStringLiteral("/instance.json");
+}
+
 void ProxyHost::shutdown(int drainMs)
 {
     if (!m_running)
         return;
     m_running = false;
+    QFile::remove(instanceFilePath(m_config));
     QMetaObject::invokeMethod(m_proxy, "stop", Qt::BlockingQueuedConnection);
     // Drain: in-flight turns finish (and are booked) before the threads stop. Turns still running at the
     // deadline are cancelled with an explicit error and booked too; only then do the threads stop.

@@ -31,11 +31,14 @@ public:
     void shutdown(int drainMs);
     quint16 port() const;
     ProxyService *proxy() const { return m_proxy; }
+    // <data dir>/instance.json: {"pid", "api"} of the running instance, removed when it stops.
+    static QString instanceFilePath(const Config &config);
     StoreWorker *store() const { return m_store.get(); }
 
 private:
     // True when no turn is in flight any more (within timeoutMs).
     bool waitForTurns(int timeoutMs);
+    void writeInstanceFile();
 
     Config m_config;
     std::unique_ptr<QLockFile> m_lock;

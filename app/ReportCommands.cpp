@@ -1,5 +1,6 @@
 #include "CliSupport.h"
 #include "Commands.h"
+#include "ProxyHost.h"
 
 #include "store/AccountRepository.h"
 #include "store/RequestLogRepository.h"
@@ -8,6 +9,8 @@
 
 #include <QDateTime>
 #include <QEventLoop>
+#include <QFile>
+#include <QJsonDocument>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QNetworkAccessManager>
@@ -25,6 +28,13 @@ QString numberText(const QJsonValue &v)
 
 QString localApiBase(const Config &config)
 {
+    // The running instance says where it listens (it may have been started with --listen).
+    QFile instance(ProxyHost::instanceFilePath(config));
+    if (instance.open(QIODevice::ReadOnly)) {
+        const QString api = QJsonDocument::fromJson(instance.readAll()).object().value(QLatin1String("api")).toString();
+        if (api.startsWith(QLatin1String("http://")))
+            return api;
+    }
     QHostAddress a = config.listenAddress;
     if (a == QHostAddress::Any || a == QHostAddress::AnyIPv4)
         a = QHostAddress::LocalHost;
@@ -172,14 +182,40 @@ int runStatus(const Config &config, const CommandLine &cl)
                      numberText(a.value(QLatin1String("secondary_window")).toObject().value(QLatin1String("used_percent"))),
                      a.value(QLatin1String("credentials")).toString()));
     }
+    const QJsonObject replica = status.value(QLatin1String("replica")).toObject();
+    const QJsonObject gate = status.value(QLatin1String("gate")).toObject();
+    out(QStringLiteral("replica %1 incarnation %2; gate %3 waiting (max %4); %5 CAS conflicts, %6 lease reclaims")
+            .arg(replica.value(QLatin1String("replica_id")).toString())
+            .arg(replica.value(QLatin1String("incarnation")).toInteger())
+            .arg(gate.value(QLatin1String("queued")).toInt())
+            .arg(gate.value(QLatin1String("max_waiters")).toInt())
+            .arg(status.value(QLatin1String("cas_conflicts")).toInteger())
+            .arg(status.value(QLatin1String("lease_reclaims")).toInteger()));
+    for (const QJsonValue &v : status.value(QLatin1String("slots")).toArray()) {
+        const QJsonObject s = v.toObject();
+        if (s.value(QLatin1String("state")).toString() == QLatin1String("free"))
+            continue;
+        out(QStringLiteral("  slot %1#%2 epoch %3 %4 by %5 (%6) until %7")
+                .arg(s.value(QLatin1String("account_id")).toString())
+                .arg(s.value(QLatin1String("slot")).toInt())
+                .arg(s.value(QLatin1String("epoch")).toInteger())
+                .arg(s.value(QLatin1String("state")).toString(), s.value(QLatin1String("owner_replica")).toString(),
+                     s.value(QLatin1String("request_id")).toString(),
+                     s.value(QLatin1String("lease_expires_at")).toString()));
+    }
     const QJsonArray turns = status.value(QLatin1String("in_flight")).toArray();
     out(QStringLiteral("%1 turn(s) in flight").arg(turns.size()));
     for (const QJsonValue &v : turns) {
         const QJsonObject t = v.toObject();
-        out(QStringLiteral("  %1 %2 on %3: %4, next deadline %5")
+        QStringList remaining;
+        const QJsonObject left = t.value(QLatin1String("remaining_ms")).toObject();
+        for (auto it = left.begin(); it != left.end(); ++it)
+            remaining << QStringLiteral("%1 %2 s").arg(it.key()).arg(double(it.value().toInteger()) / 1000.0, 0, 'f', 1);
+        out(QStringLiteral("  %1 %2 on %3: %4, next deadline %5 (left: %6)")
                 .arg(t.value(QLatin1String("request_id")).toString(), t.value(QLatin1String("route")).toString(),
                      t.value(QLatin1String("account_alias")).toString(t.value(QLatin1String("account_id")).toString()),
-                     t.value(QLatin1String("stage")).toString(), t.value(QLatin1String("next_deadline")).toString()));
+                     t.value(QLatin1String("stage")).toString(), t.value(QLatin1String("next_deadline")).toString(),
+                     remaining.join(QStringLiteral(", "))));
     }
     return ExitOk;
 }

@@ -332,32 +332,32 @@ void AccountPool::bindTurnState(const QByteArray &turnState, const QString &acco
     m_turnStates.insert(turnState, accountId);
 }
 
-void AccountPool::lookupAnchor(const QString &responseId, std::function<void(std::optional<QString>)> done)
+void AccountPool::lookupAnchor(const QString &responseId, std::function<void(std::optional<AnchorRecord>)> done)
 {
     const auto it = m_anchors.constFind(responseId);
     if (it != m_anchors.constEnd()) {
         done(*it);
         return;
     }
-    auto owner = std::make_shared<std::optional<QString>>();
+    auto anchor = std::make_shared<std::optional<AnchorRecord>>();
     m_store->submitRead(
-        [responseId, owner](Database &db, QString *error) {
-            *owner = AnchorRepository(db).ownerOf(responseId, error);
+        [responseId, anchor](Database &db, QString *error) {
+            *anchor = AnchorRepository(db).find(responseId, error);
             return error->isEmpty();
         },
-        this, [owner, done](bool, const QString &) { done(*owner); });
+        this, [anchor, done](bool, const QString &) { done(*anchor); });
 }
 
-void AccountPool::rememberAnchor(const QString &responseId, const QString &accountId)
+void AccountPool::rememberAnchor(const AnchorRecord &anchor)
 {
-    if (m_anchors.value(responseId) == accountId)
+    const auto it = m_anchors.constFind(anchor.responseId);
+    if (it != m_anchors.constEnd() && it->accountId == anchor.accountId && it->epoch == anchor.epoch)
         return;
     if (m_anchors.size() > 100000)
         m_anchors.clear(); // the durable table still answers
-    m_anchors.insert(responseId, accountId);
-    m_store->submit([responseId, accountId](Database &db, QString *error) {
-        return AnchorRepository(db).remember(responseId, accountId, error);
-    }, this, {});
+    m_anchors.insert(anchor.responseId, anchor);
+    m_store->submit([anchor](Database &db, QString *error) { return AnchorRepository(db).rememberServed(anchor, error); },
+                    this, {});
 }
 
 void AccountPool::recordUsage(const QString &accountId, const AccountUsage &usage)

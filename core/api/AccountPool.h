@@ -6,6 +6,7 @@
 #include "config/Config.h"
 #include "ownership/SlotLedger.h"
 #include "routing/Selection.h"
+#include "store/AnchorRepository.h"
 #include "usage/FailureClassifier.h"
 #include "usage/UsageWindows.h"
 
@@ -81,8 +82,8 @@ public:
     void bindTurnState(const QByteArray &turnState, const QString &accountId);
 
     // Continuity anchors: which account produced a response id. Lookups hit memory first, then the store.
-    void lookupAnchor(const QString &responseId, std::function<void(std::optional<QString>)> done);
-    void rememberAnchor(const QString &responseId, const QString &accountId);
+    void lookupAnchor(const QString &responseId, std::function<void(std::optional<AnchorRecord>)> done);
+    void rememberAnchor(const AnchorRecord &anchor);
 
     void recordUsage(const QString &accountId, const AccountUsage &usage);
     void recordFailure(const QString &accountId, const FailureInfo &failure);
@@ -139,7 +140,7 @@ private:
 
     QHash<QString, QString> m_sessions;
     QHash<QByteArray, QString> m_turnStates;
-    QHash<QString, QString> m_anchors;
+    QHash<QString, AnchorRecord> m_anchors;
 };
 
 } // namespace sy

@@ -145,15 +145,42 @@ void Turn::resolveContinuation()
         return;
     }
     QPointer<Turn> self(this);
-    m_s.pool->lookupAnchor(m_previousResponseId, [self](std::optional<QString> owner) {
+    m_s.pool->lookupAnchor(m_previousResponseId, [self](std::optional<AnchorRecord> anchor) {
         if (!self || self->m_settled)
             return;
-        if (owner)
-            self->m_selection.continuationAccountId = *owner;
-        else
-            self->m_selection.continuationOwnerUnknown = true;
+        if (!anchor) {
+            self->m_selection.continuationOwnerUnknown = true; // a foreign anchor: refused, never forwarded
+        } else if (!anchor->sessionKey.isEmpty() && !self->m_sessionKey.isEmpty() &&
+                   anchor->sessionKey != self->m_sessionKey) {
+            // The anchor belongs to another conversation: continuing it here would splice two histories.
+            self->rejectBeforeDispatch(400, "invalid_request_error", "previous_response_not_found",
+                                       QStringLiteral("Previous response '%1' belongs to another session; resend the "
+                                                      "full conversation without previous_response_id.")
+                                           .arg(self->m_previousResponseId));
+            return;
+        } else {
+            self->m_selection.continuationAccountId = anchor->accountId;
+            self->m_lineage = anchor->lineage.isEmpty() ? anchor->responseId : anchor->lineage;
+        }
         self->route();
     });
+}
+
+void Turn::rememberAnchor()
+{
+    if (!m_sink || m_sink->responseId().isEmpty())
+        return;
+    AnchorRecord a;
+    a.responseId = m_sink->responseId();
+    a.accountId = m_accountId;
+    a.lineage = m_lineage.isEmpty() ? a.responseId : m_lineage;
+    a.sessionKey = m_sessionKey;
+    const HeldSlot held = m_s.pool->ledger()->heldSlot(m_requestId);
+    if (held.isValid()) {
+        a.slot = held.slot;
+        a.epoch = held.epoch;
+    }
+    m_s.pool->rememberAnchor(a);
 }
 
 void Turn::route()
@@ -436,8 +463,8 @@ void Turn::onEvent(const SseEvent &event)
             m_s.pool->recordUsage(m_accountId, *u);
     }
     const QByteArray bytes = m_sink->onEvent(type, event.data, data);
-    if (type == "response.created" && !m_sink->responseId().isEmpty())
-        m_s.pool->rememberAnchor(m_sink->responseId(), m_accountId);
+    if (type == "response.created")
+        rememberAnchor();
 
     if (isTerminalEventType(type)) {
         m_sawTerminal = true;
@@ -445,8 +472,7 @@ void Turn::onEvent(const SseEvent &event)
         if (status == QLatin1String("failed"))
             m_errorCode = data.value(QLatin1String("response")).toObject().value(QLatin1String("error")).toObject()
                               .value(QLatin1String("code")).toString(QStringLiteral("response_failed"));
-        if (!m_sink->responseId().isEmpty())
-            m_s.pool->rememberAnchor(m_sink->responseId(), m_accountId);
+        rememberAnchor();
         m_attempts.append({m_accountId, status, m_s.clock->monotonicMs() - m_attemptStartMs});
         letCallFinish();
         settle(status, [this, bytes] {

@@ -96,6 +96,7 @@ private:
     void fail(const QString &logStatus, const QString &killStage, const QString &code, const QString &message);
     void settle(const QString &status, std::function<void()> deliver);
     void deliverOwnerLost();
+    void rememberAnchor();
     void applyResponseHeaders();
     void finishTurn();
 
@@ -113,6 +114,7 @@ private:
     QString m_model;
     QString m_sessionKey;
     QString m_previousResponseId;
+    QString m_lineage; // the conversation this turn continues (first response id of the chain), if any
     QByteArray m_turnState;
     bool m_clientWantsStream = true;
     std::unique_ptr<TurnSink> m_sink;

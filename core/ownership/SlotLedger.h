@@ -59,6 +59,7 @@ public:
     // The local view of the lease: false once it may have expired (a stalled process must not go on as owner).
     bool leaseCurrent(const QString &requestId) const;
     bool holds(const QString &requestId) const { return m_held.contains(requestId); }
+    HeldSlot heldSlot(const QString &requestId) const { return m_held.value(requestId); }
 
     AdmissionGate &gate() { return m_gate; }
 

@@ -1,6 +1,7 @@
 #include "store/AnchorRepository.h"
 
 #include "store/Database.h"
+#include "store/SqlValues.h"
 
 #include <QSqlQuery>
 #include <QVariant>
@@ -53,6 +54,51 @@ bool AnchorRepository::remember(const QString &responseId, const QString &accoun
                        QStringLiteral("INSERT OR REPLACE INTO response_anchors (response_id, account_id, "
                                       "created_at_ms) VALUES (?, ?, ?)"),
                        responseId, accountId, m_clock.nowMs(), error);
+}
+
+bool AnchorRepository::rememberServed(const AnchorRecord &a, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("INSERT INTO response_anchors (response_id, account_id, created_at_ms, lineage, "
+                                     "session_key, slot_index, owner_epoch, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                                     "ON CONFLICT (response_id) DO UPDATE SET account_id = excluded.account_id, "
+                                     "lineage = excluded.lineage, session_key = excluded.session_key, "
+                                     "slot_index = excluded.slot_index, owner_epoch = excluded.owner_epoch, "
+                                     "provenance = excluded.provenance"),
+                      error))
+        return false;
+    q.addBindValue(a.responseId);
+    q.addBindValue(a.accountId);
+    q.addBindValue(m_clock.nowMs());
+    q.addBindValue(sql::nullableText(a.lineage));
+    q.addBindValue(sql::nullableText(a.sessionKey));
+    q.addBindValue(sql::nullable(a.slot));
+    q.addBindValue(sql::nullable(a.epoch));
+    q.addBindValue(a.provenance);
+    return m_db.exec(q, error);
+}
+
+std::optional<AnchorRecord> AnchorRepository::find(const QString &responseId, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q,
+                      QStringLiteral("SELECT account_id, lineage, session_key, slot_index, owner_epoch, provenance "
+                                     "FROM response_anchors WHERE response_id = ?"),
+                      error))
+        return std::nullopt;
+    q.addBindValue(responseId);
+    if (!m_db.exec(q, error) || !q.next())
+        return std::nullopt;
+    AnchorRecord a;
+    a.responseId = responseId;
+    a.accountId = q.value(0).toString();
+    a.lineage = q.value(1).toString();
+    a.sessionKey = q.value(2).toString();
+    a.slot = sql::optInt(q.value(3));
+    a.epoch = sql::optInt64(q.value(4));
+    a.provenance = q.value(5).toString();
+    return a;
 }
 
 std::optional<QString> AnchorRepository::ownerOf(const QString &responseId, QString *error)

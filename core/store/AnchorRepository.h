@@ -9,6 +9,20 @@ namespace sy {
 
 class Database;
 
+// A continuity anchor as the ownership protocol keeps it: the response id, the account that owns it, its
+// conversation lineage (the first response of the chain), the session that produced it, the slot epoch that
+// served it, and where it came from ("served": produced through this proxy).
+struct AnchorRecord
+{
+    QString responseId;
+    QString accountId;
+    QString lineage;
+    QString sessionKey;
+    std::optional<int> slot;
+    std::optional<qint64> epoch;
+    QString provenance = QStringLiteral("served");
+};
+
 // Continuity: which account produced a response (previous_response_id must go back to it, never to another
 // account). Rows go away with their account.
 class AnchorRepository
@@ -18,8 +32,11 @@ public:
 
     // The account must exist (foreign key). Remembering a response id again moves it to the new owner.
     bool remember(const QString &responseId, const QString &accountId, QString *error);
+    // Remembers a served response with its lineage and the slot epoch that served it.
+    bool rememberServed(const AnchorRecord &anchor, QString *error);
     // nullopt when unknown (or on error: then *error is set).
     std::optional<QString> ownerOf(const QString &responseId, QString *error = nullptr);
+    std::optional<AnchorRecord> find(const QString &responseId, QString *error = nullptr);
     // Drops anchors created before cutoffMs; returns how many, or -1 on error.
     int pruneOlderThan(qint64 cutoffMs, QString *error);
 

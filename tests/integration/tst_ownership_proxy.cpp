@@ -1,0 +1,270 @@
+// SWITCHYARD_NEEDS_KEYRING: accounts are imported into a real gnome-keyring.
+//
+// The ownership protocol seen from clients of one running proxy (issue 4, points 1, 2, 3, 4 and 9): owner
+// slots in /api/status and `switchyard status --json`, the admission gate's bound, a busy session moving
+// while a continuation waits for its owner, a durable pause made by another process, and anchors of another
+// session. The two-replica protocol is tst_ownership's.
+#include "lib/CodexRequests.h"
+#include "lib/FakeUpstreamProcess.h"
+#include "lib/HttpTestClient.h"
+#include "lib/ProxyProcess.h"
+#include "lib/RawHttpClient.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+#include <QUuid>
+
+using namespace sy;
+using namespace sy::test;
+
+namespace {
+
+QByteArray v1Body(const QString &input, const QString &previous = {})
+{
+    QJsonObject body{{QStringLiteral("model"), QStringLiteral("gpt-5")}, {QStringLiteral("input"), input}};
+    if (!previous.isEmpty())
+        body.insert(QStringLiteral("previous_response_id"), previous);
+    return QJsonDocument(body).toJson(QJsonDocument::Compact);
+}
+
+QByteArray session()
+{
+    return QUuid::createUuid().toString(QUuid::WithoutBraces).toLatin1();
+}
+
+} // namespace
+
+class TestOwnershipProxy : public QObject
+{
+    Q_OBJECT
+
+    FakeUpstreamProcess m_fake;
+    std::unique_ptr<ProxyProcess> m_proxy;
+
+    QString start(int accounts, const QJsonObject &config)
+    {
+        m_proxy = std::make_unique<ProxyProcess>();
+        QJsonObject c = config;
+        c.insert(QStringLiteral("strategy"), QStringLiteral("round_robin"));
+        m_proxy->setConfig(c);
+        if (!m_proxy->addAccounts(accounts))
+            return m_proxy->errorString();
+        if (!m_proxy->start(m_fake.baseUrl()))
+            return m_proxy->errorString();
+        return {};
+    }
+
+    QJsonObject status()
+    {
+        const HttpResult r = httpRequest("GET", QUrl(m_proxy->url(QStringLiteral("/api/status"))));
+        return r.json();
+    }
+
+    // A turn sent on its own connection (so several can be in flight at once).
+    std::unique_ptr<RawHttpClient> send(const QByteArray &path, const QByteArray &body, const HttpHeaderList &extra)
+    {
+        auto client = std::make_unique<RawHttpClient>();
+        if (!client->connectTo(m_proxy->port()))
+            return nullptr;
+        HttpHeaderList headers{{"content-type", "application/json"}};
+        headers.append(extra);
+        client->send(RawHttpClient::buildRequest("POST", path, headers, body));
+        return client;
+    }
+
+    QString aliasOf(const RawResponse &r) { return QString::fromUtf8(r.header("x-switchyard-account")); }
+
+private slots:
+    void initTestCase() { QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString())); }
+
+    void init() { QVERIFY(m_fake.reset()); }
+
+    void cleanup()
+    {
+        if (m_proxy)
+            m_proxy->stop();
+        m_proxy.reset();
+    }
+
+    // Point 9: a streaming turn's slot shows its owner replica, epoch and lease; the turn shows its stage and
+    // the remaining time of each running budget; the CLI prints the same state.
+    void statusShowsOwnerSlotsAndStageBudgets()
+    {
+        const QString error = start(1, {{QStringLiteral("slots_per_account"), 2}});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(m_fake.script(m_proxy->accounts().at(0).chatgptAccountId, {QStringLiteral("stall_mid")}));
+        auto turn = send("/backend-api/codex/responses", codexBody(QStringLiteral("hold")), {{"session-id", session()}});
+        QVERIFY(turn && turn->waitForBodyContaining("response.output_text.delta", 10000));
+
+        const QJsonObject s = status();
+        const QString replica = s.value(QLatin1String("replica")).toObject().value(QLatin1String("replica_id")).toString();
+        QVERIFY2(replica.startsWith(QLatin1String("rep_")), QJsonDocument(s).toJson().constData());
+        QJsonObject held;
+        for (const QJsonValue &v : s.value(QLatin1String("slots")).toArray()) {
+            if (v.toObject().value(QLatin1String("state")).toString() == QLatin1String("held"))
+                held = v.toObject();
+        }
+        QVERIFY2(!held.isEmpty(), QJsonDocument(s).toJson().constData());
+        QCOMPARE(held.value(QLatin1String("owner_replica")).toString(), replica);
+        QVERIFY(held.value(QLatin1String("epoch")).toInteger() >= 1);
+        const QDateTime lease = QDateTime::fromString(held.value(QLatin1String("lease_expires_at")).toString(), Qt::ISODateWithMs);
+        QVERIFY(lease.isValid());
+        QVERIFY(lease > QDateTime::currentDateTimeUtc());
+        const QJsonObject inFlight = s.value(QLatin1String("in_flight")).toArray().at(0).toObject();
+        QCOMPARE(held.value(QLatin1String("request_id")).toString(), inFlight.value(QLatin1String("request_id")).toString());
+        QCOMPARE(inFlight.value(QLatin1String("stage")).toString(), QStringLiteral("streaming"));
+        const QJsonObject remaining = inFlight.value(QLatin1String("remaining_ms")).toObject();
+        QVERIFY2(remaining.contains(QLatin1String("stream_idle")) && remaining.contains(QLatin1String("stream_max")),
+                 QJsonDocument(inFlight).toJson().constData());
+        QVERIFY(remaining.value(QLatin1String("stream_idle")).toInteger() > 0);
+
+        const CliResult cli = m_proxy->cli({QStringLiteral("status"), QStringLiteral("--json")});
+        QCOMPARE(cli.exitCode, 0);
+        const QJsonArray cliSlots = cli.json().object().value(QLatin1String("slots")).toArray();
+        bool found = false;
+        for (const QJsonValue &v : cliSlots)
+            found = found || v.toObject().value(QLatin1String("request_id")) == held.value(QLatin1String("request_id"));
+        QVERIFY(found);
+        const CliResult text = m_proxy->cli({QStringLiteral("status")});
+        QVERIFY2(text.out.contains("epoch") && text.out.contains(replica.toUtf8()), text.out.constData());
+        QVERIFY(m_fake.dropHeld());
+    }
+
+    // Point 4: the gate holds at most gate_max_waiters turns; one more is refused before commit with 503
+    // proxy_overloaded and Retry-After, and never reaches the upstream.
+    void gateOverflowIsRefusedWithRetryAfter()
+    {
+        const QString error = start(1, {{QStringLiteral("slots_per_account"), 1},
+                                        {QStringLiteral("gate_max_waiters"), 1},
+                                        {QStringLiteral("gate_wait_s"), 20}});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(m_fake.script(m_proxy->accounts().at(0).chatgptAccountId, {QStringLiteral("stall_mid")}));
+        auto holder = send("/v1/responses", v1Body(QStringLiteral("holder")), {});
+        QTRY_VERIFY_WITH_TIMEOUT(m_fake.stats().value(QLatin1String("active_streams")).toInt() == 1, 10000);
+        auto waiter = send("/v1/responses", v1Body(QStringLiteral("ECHO: waiter")), {});
+        QTRY_COMPARE_WITH_TIMEOUT(status().value(QLatin1String("gate")).toObject().value(QLatin1String("queued")).toInt(),
+                                  1, 10000);
+        auto refused = send("/v1/responses", v1Body(QStringLiteral("one too many")), {});
+        const auto r = refused->readResponse(10000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 503);
+        QCOMPARE(r->json().value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
+                 QStringLiteral("proxy_overloaded"));
+        QVERIFY(!r->header("retry-after").isEmpty());
+        // The waiter is served once the holder's slot frees.
+        QVERIFY(m_fake.dropHeld());
+        const auto served = waiter->readResponse(20000);
+        QVERIFY(served);
+        QCOMPARE(served->status, 200);
+        int upstream = 0;
+        for (const QJsonValue &v : m_fake.log())
+            upstream += v.toObject().value(QLatin1String("x_request_id")).toString().toLatin1() == r->header("x-request-id");
+        QCOMPARE(upstream, 0);
+        const QJsonObject gate = status().value(QLatin1String("gate")).toObject();
+        QCOMPARE(gate.value(QLatin1String("queued")).toInt(), 0);
+        QVERIFY(gate.value(QLatin1String("overloaded")).toInt() >= 1);
+    }
+
+    // Point 1: with its account's only slot busy, a session's next turn moves to another account, while a
+    // continuation of that account's response waits at the gate and is served by its owner.
+    void busySessionMovesButContinuationWaitsForItsOwner()
+    {
+        const QString error = start(2, {{QStringLiteral("slots_per_account"), 1}, {QStringLiteral("gate_wait_s"), 30}});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QByteArray s1 = session();
+        auto first = send("/v1/responses", v1Body(QStringLiteral("ECHO: first")), {{"session-id", s1}});
+        const auto firstDone = first->readResponse(15000);
+        QVERIFY(firstDone && firstDone->status == 200);
+        const QString owner = aliasOf(*firstDone);
+        const QString anchor = firstDone->json().value(QLatin1String("id")).toString();
+        QVERIFY(anchor.startsWith(QLatin1String("resp_")));
+        const FakeAccount *ownerAccount = nullptr;
+        for (const FakeAccount &a : m_proxy->accounts())
+            ownerAccount = a.alias == owner ? &a : ownerAccount;
+        QVERIFY(ownerAccount);
+
+        QVERIFY(m_fake.script(ownerAccount->chatgptAccountId, {QStringLiteral("stall_mid")}));
+        auto busy = send("/backend-api/codex/responses", codexBody(QStringLiteral("busy")), {{"session-id", s1}});
+        QVERIFY(busy->waitForBodyContaining("response.output_text.delta", 10000));
+        QCOMPARE(aliasOf(busy->partial()), owner);
+
+        auto moved = send("/v1/responses", v1Body(QStringLiteral("ECHO: moved")), {{"session-id", s1}});
+        const auto movedDone = moved->readResponse(15000);
+        QVERIFY(movedDone && movedDone->status == 200);
+        QVERIFY2(aliasOf(*movedDone) != owner, qPrintable(aliasOf(*movedDone)));
+
+        auto continuation = send("/v1/responses", v1Body(QStringLiteral("ECHO: continued"), anchor), {});
+        QTRY_COMPARE_WITH_TIMEOUT(status().value(QLatin1String("gate")).toObject().value(QLatin1String("queued")).toInt(),
+                                  1, 10000);
+        QVERIFY(m_fake.dropHeld());
+        const auto continued = continuation->readResponse(20000);
+        QVERIFY(continued);
+        QCOMPARE(continued->status, 200);
+        QCOMPARE(aliasOf(*continued), owner);
+        const QJsonObject row = m_proxy->waitForRequest(QString::fromLatin1(continued->header("x-request-id")));
+        QVERIFY(row.value(QLatin1String("latency_ms")).toObject().value(QLatin1String("queue")).toInteger() > 0);
+    }
+
+    // Point 2: an account paused by another process (the CLI) is never dispatched to, even while this
+    // process's snapshot still says active: the claim re-checks the durable row.
+    void accountPausedElsewhereIsNeverDispatched()
+    {
+        const QString error = start(2, {});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const FakeAccount &paused = m_proxy->accounts().at(0);
+        QCOMPARE(m_proxy->cli({QStringLiteral("accounts"), QStringLiteral("pin"), paused.alias}).exitCode, 0);
+        QTRY_COMPARE_WITH_TIMEOUT(status().value(QLatin1String("pinned_account_id")).toString(), paused.id, 10000);
+        for (int round = 0; round < 3; ++round) {
+            QCOMPARE(m_proxy->cli({QStringLiteral("accounts"), QStringLiteral("pause"), paused.alias}).exitCode, 0);
+            // At once, before the once-a-second poll can have noticed.
+            auto turn = send("/v1/responses", v1Body(QStringLiteral("ECHO: after pause")), {});
+            const auto r = turn->readResponse(15000);
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+            QVERIFY2(aliasOf(*r) != paused.alias, "dispatched to a paused account");
+            for (const QJsonValue &v : m_fake.log()) {
+                const QJsonObject e = v.toObject();
+                if (e.value(QLatin1String("x_request_id")).toString().toLatin1() == r->header("x-request-id"))
+                    QVERIFY(e.value(QLatin1String("chatgpt_account_id")).toString() != paused.chatgptAccountId);
+            }
+            QCOMPARE(m_proxy->cli({QStringLiteral("accounts"), QStringLiteral("resume"), paused.alias}).exitCode, 0);
+            QTRY_VERIFY_WITH_TIMEOUT(status().value(QLatin1String("accounts")).toArray().at(0).toObject()
+                                             .value(QLatin1String("status")) == QLatin1String("active"),
+                                     10000);
+        }
+    }
+
+    // Point 3: an anchor carries its conversation's session; continuing it from another session is refused
+    // before dispatch with previous_response_not_found, so the client resends the full history.
+    void anchorOfAnotherSessionIsRefusedBeforeDispatch()
+    {
+        const QString error = start(1, {});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QByteArray mine = session();
+        auto first = send("/v1/responses", v1Body(QStringLiteral("ECHO: mine")), {{"session-id", mine}});
+        const auto done = first->readResponse(15000);
+        QVERIFY(done && done->status == 200);
+        const QString anchor = done->json().value(QLatin1String("id")).toString();
+        const int before = m_fake.log().size();
+
+        auto foreign = send("/v1/responses", v1Body(QStringLiteral("ECHO: hijack"), anchor), {{"session-id", session()}});
+        const auto refused = foreign->readResponse(10000);
+        QVERIFY(refused);
+        QCOMPARE(refused->status, 400);
+        QCOMPARE(refused->json().value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
+                 QStringLiteral("previous_response_not_found"));
+        QCOMPARE(m_fake.log().size(), before);
+
+        // The same session continues fine.
+        auto own = send("/v1/responses", v1Body(QStringLiteral("ECHO: next"), anchor), {{"session-id", mine}});
+        const auto ok = own->readResponse(15000);
+        QVERIFY(ok);
+        QCOMPARE(ok->status, 200);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestOwnershipProxy)
+#include "tst_ownership_proxy.moc"
