@@ -5,8 +5,11 @@
 #include "accounts/SecretStore.h"
 #include "accounts/SecretStoreFactory.h"
 #include "store/AccountRepository.h"
+#include "routing/Selection.h"
 #include "store/SettingsRepository.h"
+#include "usage/UsageRecordConversion.h"
 
+#include <QDateTime>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
@@ -87,6 +90,17 @@ int importFiles(Database &db, const Config &config, const CommandLine &cl)
     return ExitOk;
 }
 
+// When a limited or cooling-down account serves again (its cooldown or the reset of its exhausted window);
+// nullopt when it serves now or only a person can change its status (paused, re-login, deactivated).
+std::optional<qint64> statusUntil(const AccountRecord &a, const UsageRecord &u)
+{
+    Candidate c;
+    c.status = parseAccountStatus(a.status).value_or(AccountStatus::Active);
+    c.cooldownUntilMs = a.cooldownUntilMs.value_or(0);
+    c.usage = fromUsageRecord(u);
+    return availableAgainAtMs(c, QDateTime::currentMSecsSinceEpoch());
+}
+
 int listAccounts(Database &db, const Config &config, const CommandLine &cl)
 {
     AccountRepository repo(db);
@@ -113,6 +127,7 @@ int listAccounts(Database &db, const Config &config, const CommandLine &cl)
                 {QStringLiteral("pinned"), pin && pin->accountId == a.id},
                 {QStringLiteral("slots"), a.slotCount.value_or(config.slotsPerAccount)},
                 {QStringLiteral("cooldown_until"), optTime(a.cooldownUntilMs)},
+                {QStringLiteral("status_until"), optTime(statusUntil(a, u))},
                 {QStringLiteral("token_expires_at"), optTime(a.tokenExpiresAtMs)},
                 {QStringLiteral("last_selected_at"), optTime(a.lastSelectedMs)},
                 {QStringLiteral("primary_window"), usageWindowJson(u.primary)},
@@ -128,7 +143,7 @@ int listAccounts(Database &db, const Config &config, const CommandLine &cl)
     }
     out(padded(QStringLiteral("ACCOUNT"), 18) + padded(QStringLiteral("ALIAS"), 12) + padded(QStringLiteral("EMAIL"), 26) +
         padded(QStringLiteral("PLAN"), 8) + padded(QStringLiteral("STATUS"), 15) + padded(QStringLiteral("5H"), 5) +
-        padded(QStringLiteral("WEEK"), 5) + QStringLiteral("TOKEN EXPIRES"));
+        padded(QStringLiteral("WEEK"), 5) + padded(QStringLiteral("TOKEN EXPIRES"), 22) + QStringLiteral("UNTIL"));
     for (const AccountRecord &a : accounts) {
         const UsageRecord u = usage.value(a.id);
         QString status = a.status;
@@ -137,7 +152,7 @@ int listAccounts(Database &db, const Config &config, const CommandLine &cl)
         out(padded(a.id, 18) + padded(optionalText(a.alias), 12) + padded(a.email.isEmpty() ? QStringLiteral("-") : a.email, 26) +
             padded(a.plan.isEmpty() ? QStringLiteral("?") : a.plan, 8) + padded(status, 15) +
             padded(percentText(u.primary.usedPercent), 5) + padded(percentText(u.secondary.usedPercent), 5) +
-            timeText(a.tokenExpiresAtMs));
+            padded(timeText(a.tokenExpiresAtMs), 22) + timeText(statusUntil(a, u)));
     }
     return ExitOk;
 }

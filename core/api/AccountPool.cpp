@@ -8,6 +8,7 @@
 #include "store/SettingsRepository.h"
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
+#include "usage/UsageRecordConversion.h"
 #include "util/Ids.h"
 
 #include <QJsonObject>
@@ -19,31 +20,6 @@ Q_LOGGING_CATEGORY(lcPool, "switchyard.accounts")
 namespace sy {
 
 namespace {
-
-UsageRecord toRecord(const QString &accountId, const AccountUsage &u)
-{
-    UsageRecord r;
-    r.accountId = accountId;
-    r.primary = {u.primary.usedPercent, u.primary.windowMinutes, u.primary.resetAtMs};
-    r.secondary = {u.secondary.usedPercent, u.secondary.windowMinutes, u.secondary.resetAtMs};
-    r.hasCredits = u.hasCredits;
-    r.unlimited = u.unlimited;
-    r.creditsBalance = u.creditsBalance;
-    r.observedAtMs = u.observedAtMs;
-    return r;
-}
-
-AccountUsage fromRecord(const UsageRecord &r)
-{
-    AccountUsage u;
-    u.primary = {r.primary.usedPercent, r.primary.windowMinutes, r.primary.resetAtMs};
-    u.secondary = {r.secondary.usedPercent, r.secondary.windowMinutes, r.secondary.resetAtMs};
-    u.hasCredits = r.hasCredits;
-    u.unlimited = r.unlimited;
-    u.creditsBalance = r.creditsBalance;
-    u.observedAtMs = r.observedAtMs;
-    return u;
-}
 
 QJsonValue optionalNumber(const std::optional<double> &v)
 {
@@ -118,7 +94,7 @@ void AccountPool::load(std::function<void()> ready)
                 Account a;
                 a.record = r;
                 if (usage.contains(r.id))
-                    a.usage = fromRecord(usage.value(r.id));
+                    a.usage = fromUsageRecord(usage.value(r.id));
                 loaded->accounts.append(a);
             }
             SettingsRepository settings(db);
@@ -289,10 +265,7 @@ void AccountPool::claim(const SlotLedger::ClaimRequest &request, std::function<v
         if (outcome.kind == ClaimOutcome::Kind::Claimed) {
             const int i = m_index.value(id, -1);
             if (i >= 0)
-                m_accounts[i].record.lastSelectedMs = m_clock.nowMs();
-            m_store->submit(
-                [id](Database &db, QString *error) { return AccountRepository(db).touchSelected(id, error); }, this,
-                {});
+                m_accounts[i].record.lastSelectedMs = m_clock.nowMs(); // stored by the claim's transaction
         } else if (outcome.kind == ClaimOutcome::Kind::Ineligible) {
             // The durable row disagrees with this replica's snapshot: fetch the truth before routing again.
             reloadNow();
@@ -367,7 +340,7 @@ void AccountPool::recordUsage(const QString &accountId, const AccountUsage &usag
         return;
     Account &a = m_accounts[i];
     a.usage = merge(a.usage, usage);
-    const UsageRecord record = toRecord(accountId, a.usage);
+    const UsageRecord record = toUsageRecord(accountId, a.usage);
     m_store->submit([record](Database &db, QString *error) { return AccountRepository(db).saveUsage(record, error); },
                     this, {});
 }

@@ -2,6 +2,7 @@
 
 #include "config/Config.h"
 #include "ownership/OwnerSlotRepository.h"
+#include "store/AccountRepository.h"
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
 #include "util/Ids.h"
@@ -169,6 +170,9 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
     m_store->submit(
         [a, outcome](Database &db, QString *error) {
             *outcome = OwnerSlotRepository(db).claim(a, error);
+            // The selection time goes with the claim, in the same transaction (strategies read it).
+            if (outcome->kind == ClaimOutcome::Kind::Claimed && !AccountRepository(db).touchSelected(a.accountId, error))
+                return false;
             // A refused or lost claim still commits its books (conflict counters), never half a claim.
             return outcome->kind != ClaimOutcome::Kind::Error;
         },
