@@ -186,6 +186,7 @@ void BenchUpstream::handleRequest(Conn &c)
     if (!c.keepAlive)
         c.closeWhenFlushed = true;
 
+    c.dueUs = nowUs();
     if (post && endsWith(path, "/codex/responses")) {
         ++m_served;
         c.answer = Answer::Stream;
@@ -304,7 +305,10 @@ void BenchUpstream::closeConn(Conn &c)
 
 void BenchUpstream::schedule(Conn &c, int delayMs)
 {
-    m_timers.push({nowUs() + int64_t(delayMs) * 1000, c.fd, c.gen});
+    // Due times follow the answer's own timeline, not the moment the previous step ran: scheduling jitter on a
+    // busy machine then cannot pile up over 50 ticks and make one target's answers longer than another's.
+    c.dueUs += int64_t(delayMs) * 1000;
+    m_timers.push({c.dueUs, c.fd, c.gen});
 }
 
 void BenchUpstream::fireTimers()

@@ -42,6 +42,7 @@ private:
         Answer answer = Answer::None;
         std::unique_ptr<TurnContent> content;
         int nextDelta = 0;
+        int64_t dueUs = 0; // when the current answer's last step was due
         bool closeWhenFlushed = false;
     };
     struct Timer
