@@ -205,7 +205,8 @@ void BenchUpstream::handleRequest(Conn &c)
         ++m_served;
         c.answer = Answer::Chat;
         c.content = std::make_unique<TurnContent>(++m_serial, m_profile, bodyBytes);
-        schedule(c, m_profile.firstMs + m_profile.events * m_profile.delayMs);
+        // Due when a streamed answer sends its last delta: both shapes of the answer take equally long.
+        schedule(c, m_profile.firstMs + (m_profile.events - 1) * m_profile.delayMs);
         return;
     }
     std::string body;
