@@ -1,0 +1,60 @@
+// sy-bench-db: fixtures and timings on a Switchyard data directory for the benchmark (never on a live one).
+#include "FakeAuth.h"
+#include "LogDb.h"
+
+#include <QCoreApplication>
+#include <QStringList>
+
+#include <cstdio>
+
+namespace {
+
+const char kUsage[] = "usage: sy-bench-db auth DIR COUNT       write DIR/auth-1..COUNT.json (fake accounts)\n"
+                      "       sy-bench-db slots DB N            set every account's slot_count to N\n"
+                      "       sy-bench-db fill DB ROWS          add ROWS request_log rows over the last 30 days\n"
+                      "       sy-bench-db chart DB [REPEAT]     time the 30-day chart queries\n";
+
+int fail(const QString &error)
+{
+    std::fprintf(stderr, "sy-bench-db: %s\n", qPrintable(error));
+    return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    const QStringList args = app.arguments().mid(1);
+    if (args.size() < 2) {
+        std::fputs(kUsage, stderr);
+        return 2;
+    }
+    const QString command = args[0];
+    bool ok = true;
+    const qint64 n = args.size() > 2 ? args[2].toLongLong(&ok) : 0;
+    if (!ok || n < 0) {
+        std::fputs(kUsage, stderr);
+        return 2;
+    }
+    QString error;
+    if (command == QLatin1String("auth") && args.size() == 3) {
+        error = sy::bench::writeFakeAuthFiles(args[1], int(n));
+        return error.isEmpty() ? 0 : fail(error);
+    }
+    sy::bench::LogDb db(args[1]);
+    if (!db.open(&error))
+        return fail(error);
+    bool done = false;
+    if (command == QLatin1String("slots") && args.size() == 3 && n >= 1)
+        done = db.setSlots(int(n), &error);
+    else if (command == QLatin1String("fill") && args.size() == 3 && n >= 1)
+        done = db.fill(n, &error);
+    else if (command == QLatin1String("chart") && args.size() <= 3)
+        done = db.timeChartQueries(n > 0 ? int(n) : 5, &error);
+    else {
+        std::fputs(kUsage, stderr);
+        return 2;
+    }
+    return done ? 0 : fail(error);
+}

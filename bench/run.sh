@@ -1,0 +1,381 @@
+#!/usr/bin/env bash
+# Switchyard benchmark: direct vs nginx vs `switchyard serve` on one fake upstream, every scenario, one table.
+# Builds nothing. Usage (bench/README.md):
+#   bench/run.sh BUILD_DIR [--seconds N] [--soak-seconds N] [--log-rows N] [--keep]
+# or SWITCHYARD_BUILD_DIR=BUILD_DIR bench/run.sh ...
+set -euo pipefail
+
+BUILD="${SWITCHYARD_BUILD_DIR:-}"
+SECONDS_PER_RUN=10   # measured seconds per load run (plus 1 s warm-up)
+SOAK_SECONDS=60
+LOG_ROWS=1000000
+KEEP=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
+        --soak-seconds) SOAK_SECONDS="$2"; shift 2 ;;
+        --log-rows) LOG_ROWS="$2"; shift 2 ;;
+        --keep) KEEP=1; shift ;;
+        -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+        -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+        *) BUILD="$1"; shift ;;
+    esac
+done
+[ -n "$BUILD" ] || { echo "run.sh: give the build dir (argument or SWITCHYARD_BUILD_DIR)" >&2; exit 2; }
+BUILD="$(cd "$BUILD" && pwd)"
+SY="$BUILD/app/switchyard"
+UPSTREAM_BIN="$BUILD/bench/sy-bench-upstream"
+LOAD="$BUILD/bench/sy-bench-load"
+DBTOOL="$BUILD/bench/sy-bench-db"
+NGINX="${NGINX:-/usr/sbin/nginx}"
+for f in "$SY" "$UPSTREAM_BIN" "$LOAD" "$DBTOOL" "$NGINX"; do
+    [ -x "$f" ] || { echo "run.sh: $f is missing; build with: cmake --build $BUILD --target bench" >&2; exit 2; }
+done
+command -v curl >/dev/null || { echo "run.sh: curl is needed" >&2; exit 2; }
+
+# Stream profile of the fake upstream for the streaming scenarios (each answer ~ EVENTS x DELAY_MS long).
+EVENTS="${BENCH_EVENTS:-50}"
+DELTA_BYTES="${BENCH_DELTA_BYTES:-64}"
+DELAY_MS="${BENCH_DELAY_MS:-10}"
+STREAM_PROFILE="events=$EVENTS&delta_bytes=$DELTA_BYTES&delay_ms=$DELAY_MS&first_ms=0"
+# Per-account slots: the config key slots_per_account is capped at 64 (3 x 64 = 192 < 256 clients), so the
+# per-account override accounts.slot_count carries the raised value.
+SLOTS="${BENCH_SLOTS:-256}"
+NGINX_WORKERS="${BENCH_NGINX_WORKERS:-1}"
+
+WORK="$(mktemp -d /tmp/sy-bench.XXXXXX)"
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    if [ "$KEEP" = 1 ]; then echo "run.sh: kept $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true
+
+declare -A R   # R[scenario.target.key] = value
+LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+calc() { awk "BEGIN { v = $1; printf \"%.${2:-2}f\", v }"; }
+
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$(( 20000 + RANDOM % 30000 ))
+        if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+    done
+    echo "run.sh: no free port" >&2; exit 1
+}
+
+wait_http() { # URL: until it answers (any status) or 10 s
+    for _ in $(seq 1 1000); do
+        curl -s -o /dev/null --max-time 1 "$1" && return 0
+        sleep 0.01
+    done
+    echo "run.sh: $1 did not answer" >&2; exit 1
+}
+
+cpu_ticks() { # utime+stime of the given pids, in clock ticks
+    local sum=0 pid
+    for pid in "$@"; do
+        [ -r "/proc/$pid/stat" ] || continue
+        # Fields after the ")" of the command name: utime is the 12th, stime the 13th.
+        sum=$(( sum + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{ print $12 + $13 }') ))
+    done
+    echo "$sum"
+}
+CLK_TCK=$(getconf CLK_TCK)
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
+
+# ---------------------------------------------------------------- fake upstream
+"$UPSTREAM_BIN" >"$WORK/upstream.out" 2>"$WORK/upstream.err" &
+UP_PID=$!; PIDS+=("$UP_PID")
+for _ in $(seq 1 500); do grep -q "listening on" "$WORK/upstream.out" 2>/dev/null && break; sleep 0.01; done
+UP_PORT=$(awk '/listening on/ { print $3 }' "$WORK/upstream.out")
+[ -n "$UP_PORT" ] || { echo "run.sh: the fake upstream did not start" >&2; exit 1; }
+profile() { curl -sf -X POST "http://127.0.0.1:$UP_PORT/bench/profile?$1" >/dev/null; }
+
+# ---------------------------------------------------------------- nginx
+NGINX_PORT=$(free_port)
+mkdir -p "$WORK/nginx"
+{
+    # Running as root, nginx would switch its worker to "nobody", which cannot use the private temp dirs.
+    [ "$(id -u)" = 0 ] && echo "user root;"
+    cat <<EOF
+worker_processes $NGINX_WORKERS;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 8192; }
+http {
+    access_log off;
+    client_max_body_size 64m;
+    # The default 16k buffer sends larger bodies (every Codex turn) through a temp file and then stalls
+    # ~40 ms on delayed ACK towards the upstream: in memory, nginx is the strong reference it should be.
+    client_body_buffer_size 16m;
+    client_body_temp_path $WORK/nginx/client_body;
+    proxy_temp_path $WORK/nginx/proxy;
+    fastcgi_temp_path $WORK/nginx/fastcgi;
+    uwsgi_temp_path $WORK/nginx/uwsgi;
+    scgi_temp_path $WORK/nginx/scgi;
+    upstream bench_upstream {
+        server 127.0.0.1:$UP_PORT;
+        keepalive 512;
+    }
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        location / {
+            proxy_pass http://bench_upstream;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_read_timeout 300s;
+        }
+    }
+}
+EOF
+} >"$WORK/nginx/nginx.conf"
+"$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/error.log" -g "daemon off;" \
+    >"$WORK/nginx/stdout" 2>&1 &
+NGINX_PID=$!; PIDS+=("$NGINX_PID")
+wait_http "http://127.0.0.1:$NGINX_PORT/health"
+nginx_pids() { echo "$NGINX_PID" $(pgrep -P "$NGINX_PID" || true); }
+
+# ---------------------------------------------------------------- switchyard
+head -c 32 /dev/urandom >"$WORK/secret.key"; chmod 600 "$WORK/secret.key"
+echo '{"slots_per_account": 64}' >"$WORK/config.json"
+mkdir -p "$WORK/auth"
+"$DBTOOL" auth "$WORK/auth" 3
+SY_PORT=$(free_port)
+sy_env() { # DATA_DIR: the environment of every switchyard command, as `env` arguments in SY_ENV
+    SY_ENV=(env SWITCHYARD_DATA_DIR="$1" SWITCHYARD_CONFIG="$WORK/config.json"
+        SWITCHYARD_UPSTREAM_URL="http://127.0.0.1:$UP_PORT/backend-api" SWITCHYARD_AUTH_URL="http://127.0.0.1:9"
+        SWITCHYARD_SECRET_BACKEND=database SWITCHYARD_SECRET_KEY_FILE="$WORK/secret.key")
+}
+setup_data_dir() { # DIR: three accounts with raised slots
+    local i
+    sy_env "$1"
+    for i in 1 2 3; do
+        "${SY_ENV[@]}" "$SY" accounts import "$WORK/auth/auth-$i.json" --alias "bench$i" >/dev/null
+    done
+    "$DBTOOL" slots "$1/switchyard.sqlite" "$SLOTS" >/dev/null
+}
+SY_PID=""
+start_serve() { # DATA_DIR
+    sy_env "$1"
+    # env execs switchyard: $! is the server's own pid (RSS and CPU are read from it).
+    "${SY_ENV[@]}" "$SY" serve --listen "127.0.0.1:$SY_PORT" >"$WORK/serve.out" 2>>"$WORK/serve.err" &
+    SY_PID=$!; PIDS+=("$SY_PID")
+    for _ in $(seq 1 1000); do grep -q "serving on" "$WORK/serve.out" 2>/dev/null && return 0; sleep 0.01; done
+    echo "run.sh: switchyard serve did not start:" >&2; cat "$WORK/serve.err" >&2; exit 1
+}
+stop_serve() {
+    [ -n "$SY_PID" ] || return 0
+    kill -TERM "$SY_PID"; wait "$SY_PID" 2>/dev/null || true; SY_PID=""
+}
+SY_DATA="$WORK/sy-data"
+setup_data_dir "$SY_DATA"
+start_serve "$SY_DATA"
+sleep 1
+R[idle.switchyard.rss_mib]=$(calc "$(rss_kib "$SY_PID") / 1024" 1)
+
+# ---------------------------------------------------------------- load runs
+url_for() { # TARGET KIND
+    local port path=/backend-api/codex/responses
+    [ "$2" = chat ] && path=/v1/chat/completions
+    case "$1" in direct) port=$UP_PORT ;; nginx) port=$NGINX_PORT ;; switchyard) port=$SY_PORT ;; esac
+    echo "http://127.0.0.1:$port$path"
+}
+proxy_pids() { case "$1" in nginx) nginx_pids ;; switchyard) echo "$SY_PID" ;; *) echo "" ;; esac; }
+RUN=0
+load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
+    local scen="$1" target="$2" kind="$3" conc="$4"; shift 4
+    RUN=$((RUN + 1))
+    local pids c0 c1 out kv
+    pids=$(proxy_pids "$target")
+    c0=$(cpu_ticks $pids)
+    out=$("$LOAD" --url "$(url_for "$target" "$kind")" --kind "$kind" --concurrency "$conc" \
+        --duration "$SECONDS_PER_RUN" --session-prefix "r$RUN-$target" "$@" 2>>"$WORK/load.err" || true)
+    c1=$(cpu_ticks $pids)
+    for kv in $out; do R[$scen.$target.${kv%%=*}]="${kv#*=}"; done
+    local total=${R[$scen.$target.total]:-0}
+    if [ -n "$pids" ] && [ "$total" -gt 0 ]; then
+        R[$scen.$target.cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $CLK_TCK / $total" 0)
+    fi
+    log "$scen $target: ${out:-no result (see $WORK/load.err)}"
+}
+each_target() { local t; for t in direct nginx switchyard; do load "$1" "$t" "${@:2}"; done; }
+
+log "upstream :$UP_PORT  nginx :$NGINX_PORT  switchyard :$SY_PORT  profile $STREAM_PROFILE  slots $SLOTS"
+profile "$STREAM_PROFILE"
+each_target stream_c1 codex 1
+each_target stream_c64 codex 64
+each_target stream_c256 codex 256
+each_target body_10mib codex 2 --body-bytes 10485760
+each_target chat_c16 chat 16
+
+# ---------------------------------------------------------------- RSS with 256 open streams
+# Slow answers (100 events, 100 ms apart = 10 s) keep all 256 streams open while RSS is read.
+profile "events=100&delta_bytes=$DELTA_BYTES&delay_ms=100&first_ms=0"
+rm -f "$WORK/ready"
+"$LOAD" --url "$(url_for switchyard codex)" --concurrency 256 --warmup 0 --duration 3 --session-prefix rss \
+    --ready-file "$WORK/ready" >/dev/null 2>>"$WORK/load.err" &
+LOAD_PID=$!; PIDS+=("$LOAD_PID")
+for _ in $(seq 1 1500); do [ -e "$WORK/ready" ] && break; sleep 0.01; done
+max=0
+if [ -e "$WORK/ready" ]; then
+    for _ in 1 2 3 4 5 6; do v=$(rss_kib "$SY_PID"); [ "$v" -gt "$max" ] && max=$v; sleep 0.5; done
+    R[rss256.switchyard.rss_mib]=$(calc "$max / 1024" 1)
+else
+    log "rss: the 256 streams never all started"
+fi
+wait "$LOAD_PID" || true
+R[rss256.switchyard.hwm_mib]=$(calc "$(hwm_kib "$SY_PID") / 1024" 1)
+log "rss with 256 open streams: ${R[rss256.switchyard.rss_mib]:-?} MiB (peak ${R[rss256.switchyard.hwm_mib]} MiB)"
+
+# ---------------------------------------------------------------- soak
+profile "$STREAM_PROFILE"
+log "soak: 64 streaming clients for $SOAK_SECONDS s"
+"$LOAD" --url "$(url_for switchyard codex)" --concurrency 64 --warmup 0 --duration "$SOAK_SECONDS" \
+    --session-prefix soak >"$WORK/soak.out" 2>>"$WORK/load.err" &
+LOAD_PID=$!; PIDS+=("$LOAD_PID")
+step=$(( SOAK_SECONDS / 12 )); [ "$step" -lt 1 ] && step=1
+: >"$WORK/soak.rss"
+elapsed=0
+while kill -0 "$LOAD_PID" 2>/dev/null && [ "$elapsed" -le "$SOAK_SECONDS" ]; do
+    echo "$elapsed $(rss_kib "$SY_PID")" >>"$WORK/soak.rss"
+    sleep "$step"; elapsed=$((elapsed + step))
+done
+wait "$LOAD_PID" || true
+# The first sample after a tenth of the soak is the baseline: the first seconds fill pools and caches.
+read -r first last peak < <(awk -v s="$SOAK_SECONDS" '
+    $1 >= s / 10 && first == "" { first = $2 } { last = $2; if ($2 > max) max = $2 }
+    END { if (first == "") first = last; printf "%.1f %.1f %.1f\n", first / 1024, last / 1024, max / 1024 }' "$WORK/soak.rss")
+R[soak.switchyard.first_mib]=$first; R[soak.switchyard.last_mib]=$last; R[soak.switchyard.max_mib]=$peak
+R[soak.switchyard.requests]=$(awk '{ for (i = 1; i <= NF; ++i) if ($i ~ /^total=/) print substr($i, 7) }' "$WORK/soak.out")
+log "soak: RSS $(tr '\n' ' ' <"$WORK/soak.rss")"
+stop_serve
+
+# ---------------------------------------------------------------- request log: 0 vs LOG_ROWS rows, chart, cold start
+LOG_DATA="$WORK/sy-log"
+setup_data_dir "$LOG_DATA"
+profile "events=5&delta_bytes=$DELTA_BYTES&delay_ms=0&first_ms=0"
+cold() { # LABEL
+    local out kv
+    sy_env "$LOG_DATA"
+    out=$("${SY_ENV[@]}" "$LOAD" --url "$(url_for switchyard codex)" --cold-start 5 --log "$WORK/cold.log" \
+        -- "$SY" serve --listen "127.0.0.1:$SY_PORT" 2>>"$WORK/load.err" || true)
+    for kv in $out; do R[$1.switchyard.${kv%%=*}]="${kv#*=}"; done
+    log "cold start ($1): ${out:-failed}"
+}
+cold cold0
+profile "$STREAM_PROFILE"
+load log0 direct codex 16
+start_serve "$LOG_DATA"
+load log0 switchyard codex 16
+stop_serve
+log "filling the request log with $LOG_ROWS rows"
+fill=$("$DBTOOL" fill "$LOG_DATA/switchyard.sqlite" "$LOG_ROWS")
+R[log.switchyard.fill_seconds]=$(sed 's/.*fill_seconds=//' <<<"$fill")
+chart=$("$DBTOOL" chart "$LOG_DATA/switchyard.sqlite" 5)
+grep '^# plan' <<<"$chart" >&2 || true
+for kv in $(grep -v '^#' <<<"$chart"); do R[chart.switchyard.${kv%%=*}]="${kv#*=}"; done
+log "chart queries: $(grep -v '^#' <<<"$chart" | tr '\n' ' ')"
+profile "events=5&delta_bytes=$DELTA_BYTES&delay_ms=0&first_ms=0"
+cold cold1m
+profile "$STREAM_PROFILE"
+start_serve "$LOG_DATA"
+load log1m switchyard codex 16
+stop_serve
+
+# ---------------------------------------------------------------- table
+v() { echo "${R[$1]:-}"; }
+num() { [ -n "$1" ] && [ "$1" != "-" ]; }
+ratio() { # A B -> A/B
+    if num "$1" && num "$2" && awk "BEGIN { exit !($2 > 0) }"; then calc "$1 / $2" 2; else echo "-"; fi
+}
+sub() { if num "$1" && num "$2"; then calc "$1 - $2" 3; else echo "-"; fi; }
+row() { printf '%-34s %11s %11s %11s %9s %9s %9s\n' "$@"; }
+metric_rows() { # SCENARIO LABEL
+    local s="$1" key label
+    for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms ttlb_p99_ms rps; do
+        local d n y
+        d=$(v "$s.direct.$key"); n=$(v "$s.nginx.$key"); y=$(v "$s.switchyard.$key")
+        row "$2 $key" "$d" "$n" "$y" "$(ratio "$n" "$d")" "$(ratio "$y" "$d")" "$(ratio "$y" "$n")"
+    done
+    for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms; do
+        local d n y an ay
+        d=$(v "$s.direct.$key"); n=$(v "$s.nginx.$key"); y=$(v "$s.switchyard.$key")
+        an=$(sub "$n" "$d"); ay=$(sub "$y" "$d")
+        R[$s.nginx.added_$key]=$an; R[$s.switchyard.added_$key]=$ay
+        row "$2 added ${key}" "" "$an" "$ay" "" "" "$(ratio "$ay" "$an")"
+    done
+    row "$2 cpu_us_per_req" "" "$(v "$s.nginx.cpu_us_per_req")" "$(v "$s.switchyard.cpu_us_per_req")" "" "" \
+        "$(ratio "$(v "$s.switchyard.cpu_us_per_req")" "$(v "$s.nginx.cpu_us_per_req")")"
+    row "$2 errors" "$(v "$s.direct.errors")" "$(v "$s.nginx.errors")" "$(v "$s.switchyard.errors")" "" "" ""
+}
+
+echo
+echo "Switchyard benchmark — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, ${SECONDS_PER_RUN} s per run"
+echo "upstream profile: $EVENTS deltas x $DELTA_BYTES B, $DELAY_MS ms apart; codex body 40 KiB; switchyard: 3 accounts,"
+echo "slot_count $SLOTS per account (config slots_per_account 64), other settings default; nginx: $NGINX_WORKERS worker(s)"
+echo "load average at start $LOAD_AT_START, at end $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews results)"
+echo "times in ms (ttfb = first body byte); added = target minus direct; ratios are column / column"
+echo
+row "scenario / metric" direct nginx switchyard ngx/dir sy/dir sy/ngx
+for s in stream_c1:"stream c=1" stream_c64:"stream c=64" stream_c256:"stream c=256" \
+         body_10mib:"10MiB body c=2" chat_c16:"chat non-stream c=16"; do
+    metric_rows "${s%%:*}" "${s#*:}"
+    echo
+done
+echo "switchyard only"
+printf '  %-44s %s\n' \
+    "RSS idle after start (MiB)" "$(v idle.switchyard.rss_mib)" \
+    "RSS with 256 open streams (MiB)" "$(v rss256.switchyard.rss_mib) (peak $(v rss256.switchyard.hwm_mib))" \
+    "RSS soak ${SOAK_SECONDS}s: baseline / end / max (MiB)" \
+        "$(v soak.switchyard.first_mib) / $(v soak.switchyard.last_mib) / $(v soak.switchyard.max_mib) ($(v soak.switchyard.requests) requests)" \
+    "cold start median (min..max) ms, empty log" \
+        "$(v cold0.switchyard.cold_start_median_ms) ($(v cold0.switchyard.cold_start_min_ms)..$(v cold0.switchyard.cold_start_max_ms))" \
+    "cold start median (min..max) ms, $LOG_ROWS rows" \
+        "$(v cold1m.switchyard.cold_start_median_ms) ($(v cold1m.switchyard.cold_start_min_ms)..$(v cold1m.switchyard.cold_start_max_ms))" \
+    "c=16 stream, empty log: ttlb p50 / cpu us/req" "$(v log0.switchyard.ttlb_p50_ms) / $(v log0.switchyard.cpu_us_per_req)" \
+    "c=16 stream, $LOG_ROWS rows: ttlb p50 / cpu us/req" "$(v log1m.switchyard.ttlb_p50_ms) / $(v log1m.switchyard.cpu_us_per_req)" \
+    "c=16 stream, direct: ttlb p50" "$(v log0.direct.ttlb_p50_ms)" \
+    "30-day chart query per hour: first / median ms" "$(v chart.switchyard.chart_hour_first_ms) / $(v chart.switchyard.chart_hour_median_ms)" \
+    "30-day chart query per day: median ms" "$(v chart.switchyard.chart_day_median_ms)" \
+    "30-day per-account totals (usage): median ms" "$(v chart.switchyard.totals_median_ms)"
+
+# ---------------------------------------------------------------- targets (issue 8)
+echo
+echo "targets"
+verdict() { if [ "$1" = 1 ]; then echo met; elif [ "$1" = 0 ]; then echo "NOT met"; else echo "n/a"; fi; }
+scaled() { # FACTOR VALUE -> FACTOR x VALUE, "-" when VALUE is not a positive number
+    if num "$2" && awk "BEGIN { exit !($2 > 0) }"; then calc "$1 * $2" 3; else echo "-"; fi
+}
+le() { if num "$1" && num "$2"; then awk "BEGIN { print ($1 <= $2) ? 1 : 0 }"; else echo x; fi; }
+ge() { if num "$1" && num "$2"; then awk "BEGIN { print ($1 >= $2) ? 1 : 0 }"; else echo x; fi; }
+for s in stream_c1 stream_c64 stream_c256; do
+    an=$(v "$s.nginx.added_ttfb_p50_ms"); ay=$(v "$s.switchyard.added_ttfb_p50_ms")
+    bn=$(v "$s.nginx.added_ttfb_p99_ms"); by=$(v "$s.switchyard.added_ttfb_p99_ms")
+    printf '  %-58s %s\n' "$s added TTFB p50 <= 1.2x nginx ($ay vs $an ms)" \
+        "$(verdict "$(le "$ay" "$(scaled 1.2 "$an")")")"
+    printf '  %-58s %s\n' "$s added TTFB p99 <= 1.5x nginx ($by vs $bn ms)" \
+        "$(verdict "$(le "$by" "$(scaled 1.5 "$bn")")")"
+done
+printf '  %-58s %s\n' "req/s at 64 clients >= 0.9x nginx ($(v stream_c64.switchyard.rps) vs $(v stream_c64.nginx.rps))" \
+    "$(verdict "$(ge "$(v stream_c64.switchyard.rps)" "$(scaled 0.9 "$(v stream_c64.nginx.rps)")")")"
+printf '  %-58s %s\n' "RSS with 256 open streams <= 60 MiB ($(v rss256.switchyard.rss_mib))" \
+    "$(verdict "$(le "$(v rss256.switchyard.rss_mib)" 60)")"
+growth=$(sub "$(v soak.switchyard.last_mib)" "$(v soak.switchyard.first_mib)")
+printf '  %-58s %s\n' "RSS flat over the soak (end - baseline = $growth MiB, <= 5%)" \
+    "$(verdict "$(le "$growth" "$(scaled 0.05 "$(v soak.switchyard.first_mib)")")")"
+printf '  %-58s %s\n' "cpu/req at $LOG_ROWS rows <= 1.1x at 0 ($(v log1m.switchyard.cpu_us_per_req) vs $(v log0.switchyard.cpu_us_per_req) us)" \
+    "$(verdict "$(le "$(v log1m.switchyard.cpu_us_per_req)" "$(scaled 1.1 "$(v log0.switchyard.cpu_us_per_req)")")")"
+o0=$(sub "$(v log0.switchyard.ttlb_p50_ms)" "$(v log0.direct.ttlb_p50_ms)")
+o1=$(sub "$(v log1m.switchyard.ttlb_p50_ms)" "$(v log0.direct.ttlb_p50_ms)")
+printf '  %-58s %s\n' "added TTLB p50 at $LOG_ROWS rows <= 1.1x at 0 ($o1 vs $o0 ms)" \
+    "$(verdict "$(le "$o1" "$(scaled 1.1 "$o0")")")"
+printf '  %-58s %s\n' "30-day chart query <= 50 ms ($(v chart.switchyard.chart_hour_median_ms) ms)" \
+    "$(verdict "$(le "$(v chart.switchyard.chart_hour_median_ms)" 50)")"
+printf '  %-58s %s\n' "cold start <= 300 ms ($(v cold0.switchyard.cold_start_median_ms) ms)" \
+    "$(verdict "$(le "$(v cold0.switchyard.cold_start_median_ms)" 300)")"
