@@ -27,7 +27,7 @@ struct IntKey
 
 const IntKey kIntKeys[] = {
     {"backoff_max_s", SY_FIELD(backoffMaxS), 30, 86400},
-    {"slots_per_account", SY_FIELD(slotsPerAccount), 1, 64},
+    {"slots_per_account", SY_FIELD(slotsPerAccount), 1, 1024},
     {"usage_poll_interval_s", SY_FIELD(usagePollIntervalS), 0, 86400},
     {"gate_wait_s", SY_FIELD(budgets.gateWaitS), 1, 3600},
     {"connect_s", SY_FIELD(budgets.connectS), 1, 600},
