@@ -339,7 +339,17 @@ void AccountPool::recordUsage(const QString &accountId, const AccountUsage &usag
     if (i < 0 || usage.isEmpty())
         return;
     Account &a = m_accounts[i];
+    const AccountUsage before = a.usage;
     a.usage = merge(a.usage, usage);
+    // Every turn reports usage; most reports repeat what is stored. Write changes at once, and the same facts
+    // only every 30 s (to keep their observation time fresh), not one transaction per turn.
+    const bool same = before.primary == a.usage.primary && before.secondary == a.usage.secondary &&
+                      before.hasCredits == a.usage.hasCredits && before.unlimited == a.usage.unlimited &&
+                      before.creditsBalance == a.usage.creditsBalance;
+    const qint64 now = m_clock.nowMs();
+    if (same && now - m_usageWrittenMs.value(accountId, 0) < 30000)
+        return;
+    m_usageWrittenMs.insert(accountId, now);
     const UsageRecord record = toUsageRecord(accountId, a.usage);
     m_store->submit([record](Database &db, QString *error) { return AccountRepository(db).saveUsage(record, error); },
                     this, {});

@@ -127,6 +127,7 @@ private:
     RefreshCoordinator *m_refresh = nullptr;
     SlotLedger *m_ledger = nullptr;
     QHash<QString, qint64> m_refreshRetryAtMs; // proactive refresh backoff after a transient failure
+    QHash<QString, qint64> m_usageWrittenMs;   // when each account's usage was last stored
     bool m_loading = false;
     int m_pendingTokenLoads = 0;
     QList<std::function<void()>> m_tokensSettled;
