@@ -3,6 +3,7 @@
 #include "api/TurnLog.h"
 #include "api/UpstreamHeaders.h"
 #include "api/translate/ChatRequestToResponses.h"
+#include "api/translate/RequestScan.h"
 #include "api/translate/ResponsesRequestSanitizer.h"
 #include "http/HttpResponse.h"
 #include "routing/Cooldown.h"
@@ -78,6 +79,20 @@ void Turn::start()
 
 bool Turn::prepare()
 {
+    // Codex bodies (often MiB of history) go upstream byte for byte: read the few keys routing needs without
+    // building a document, and fall back to the full parser for anything the sanitizer would change.
+    if (m_route.route == Route::CodexResponses) {
+        const std::optional<ResponsesScan> scan = scanResponsesRequest(m_request->body);
+        if (scan && scan->forwardableAsIs()) {
+            m_model = scan->model;
+            m_previousResponseId = scan->previousResponseId;
+            m_clientWantsStream = true;
+            m_upstreamBody = m_request->body;
+            m_sink = makeTurnSink(SinkKind::CodexStream, ChatSinkOptions{});
+            readSessionKey(scan->promptCacheKey);
+            return true;
+        }
+    }
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(m_request->body, &pe);
     if (pe.error != QJsonParseError::NoError || !doc.isObject()) {
@@ -123,6 +138,12 @@ bool Turn::prepare()
     chat.model = chat.model.isEmpty() ? m_model : chat.model;
     m_sink = makeTurnSink(kind, chat);
 
+    readSessionKey(sanitized.promptCacheKey);
+    return true;
+}
+
+void Turn::readSessionKey(const QString &promptCacheKey)
+{
     // Session key: Codex session-id (also its prompt_cache_key), OpenCode x-session-affinity.
     for (const char *name : {"session-id", "session_id", "x-session-affinity", "x-session-id"}) {
         m_sessionKey = QString::fromUtf8(m_request->header(name));
@@ -130,9 +151,8 @@ bool Turn::prepare()
             break;
     }
     if (m_sessionKey.isEmpty())
-        m_sessionKey = sanitized.promptCacheKey;
+        m_sessionKey = promptCacheKey;
     m_turnState = m_request->header("x-codex-turn-state");
-    return true;
 }
 
 void Turn::resolveContinuation()

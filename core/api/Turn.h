@@ -59,6 +59,7 @@ private:
     enum class State { Preparing, Routing, GateWait, Claiming, Attempting, Streaming, Settling, Done };
 
     bool prepare();
+    void readSessionKey(const QString &promptCacheKey);
     void resolveContinuation();
     void route();
     void claimSlot(const QString &accountId);

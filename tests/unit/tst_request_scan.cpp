@@ -1,0 +1,107 @@
+// The fast top-level scan of Responses bodies (api/translate/RequestScan) against the full parser and the
+// sanitizer: on every real client capture they must agree on the keys and on "forward as is".
+#include "TestSupport.h"
+#include "api/translate/RequestScan.h"
+#include "api/translate/ResponsesRequestSanitizer.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace sy;
+
+class tst_RequestScan : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void agreesWithTheSanitizerOnEveryCapture()
+    {
+        const QStringList files = QDir(test::testDataDir() + QStringLiteral("/client-captures"))
+                                      .entryList({QStringLiteral("*.json")});
+        QVERIFY(files.size() >= 10);
+        int bodies = 0;
+        int forwardable = 0;
+        for (const QString &file : files) {
+            const QJsonArray captures =
+                QJsonDocument::fromJson(test::readTestData(QStringLiteral("client-captures/") + file)).array();
+            for (const QJsonValue &v : captures) {
+                const QJsonObject body = v.toObject().value(QLatin1String("body")).toObject();
+                if (body.isEmpty() || !body.contains(QLatin1String("input")))
+                    continue;
+                ++bodies;
+                const QByteArray bytes = QJsonDocument(body).toJson(QJsonDocument::Compact);
+                const std::optional<ResponsesScan> scan = scanResponsesRequest(bytes);
+                QVERIFY2(scan, qPrintable(file));
+                SanitizedResponsesRequest full;
+                QString error;
+                ResponsesSanitizeOptions codex;
+                codex.ensureInstructions = false;
+                QVERIFY2(sanitizeResponsesRequest(body, &full, &error, codex), qPrintable(error));
+                QCOMPARE(scan->model, full.model);
+                QCOMPARE(scan->previousResponseId, full.previousResponseId);
+                QCOMPARE(scan->promptCacheKey, full.promptCacheKey);
+                QCOMPARE(scan->forwardableAsIs(), !full.changed);
+                forwardable += scan->forwardableAsIs() ? 1 : 0;
+            }
+        }
+        QVERIFY(bodies >= 5);
+        QVERIFY2(forwardable >= 3, "the Codex captures should go upstream byte for byte");
+    }
+
+    void eachChangeTheSanitizerWouldMakeDisablesTheFastPath_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::newRow("forbidden field") << QByteArray("{\"model\":\"m\",\"input\":[],\"store\":false,\"stream\":true,\"temperature\":1}");
+        QTest::newRow("string input") << QByteArray("{\"model\":\"m\",\"input\":\"hi\",\"store\":false,\"stream\":true}");
+        QTest::newRow("store missing") << QByteArray("{\"model\":\"m\",\"input\":[],\"stream\":true}");
+        QTest::newRow("stream false") << QByteArray("{\"model\":\"m\",\"input\":[],\"store\":false,\"stream\":false}");
+        QTest::newRow("no model") << QByteArray("{\"input\":[],\"store\":false,\"stream\":true}");
+    }
+
+    void eachChangeTheSanitizerWouldMakeDisablesTheFastPath()
+    {
+        QFETCH(QByteArray, body);
+        const std::optional<ResponsesScan> scan = scanResponsesRequest(body);
+        QVERIFY(scan);
+        QVERIFY(!scan->forwardableAsIs());
+        SanitizedResponsesRequest full;
+        QString error;
+        ResponsesSanitizeOptions codex;
+        codex.ensureInstructions = false;
+        const bool valid = sanitizeResponsesRequest(QJsonDocument::fromJson(body).object(), &full, &error, codex);
+        QVERIFY(!valid || full.changed);
+    }
+
+    void leavesAnythingOddToTheFullParser_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::newRow("not json") << QByteArray("{\"model\":");
+        QTest::newRow("array") << QByteArray("[1,2]");
+        QTest::newRow("trailing bytes") << QByteArray("{\"model\":\"m\",\"input\":[],\"store\":false,\"stream\":true} x");
+        QTest::newRow("null model") << QByteArray("{\"model\":null,\"input\":[],\"store\":false,\"stream\":true}");
+        QTest::newRow("stream as string") << QByteArray("{\"model\":\"m\",\"input\":[],\"store\":false,\"stream\":\"yes\"}");
+        QTest::newRow("broken inside input") << QByteArray("{\"model\":\"m\",\"input\":[{\"a\":tru}],\"store\":false,\"stream\":true}");
+    }
+
+    void leavesAnythingOddToTheFullParser()
+    {
+        QFETCH(QByteArray, body);
+        QVERIFY(!scanResponsesRequest(body));
+    }
+
+    void readsEscapedAndUnicodeValues()
+    {
+        const auto scan = scanResponsesRequest(
+            QByteArray("{\"model\":\"gpt-5\\u002dcodex\",\"prompt_cache_key\":\"s\\u00e9ssion \\\"1\\\"\",\"input\":[],\"store\":false,\"stream\":true}"));
+        QVERIFY(scan);
+        QCOMPARE(scan->model, QStringLiteral("gpt-5-codex"));
+        QCOMPARE(scan->promptCacheKey, QString::fromUtf8("s\xc3\xa9ssion \"1\""));
+        QVERIFY(scan->forwardableAsIs());
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_RequestScan)
+#include "tst_request_scan.moc"
