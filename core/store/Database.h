@@ -1,5 +1,7 @@
 #pragma once
 
+#include "store/DatabaseLocation.h"
+
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -8,8 +10,17 @@
 
 namespace sy {
 
-// One SQLite connection (QtSql "QSQLITE") with Switchyard's pragmas: WAL, busy_timeout 5000 ms,
-// foreign_keys on, synchronous NORMAL.
+// One database connection: SQLite (QtSql "QSQLITE", with Switchyard's pragmas: WAL, busy_timeout 5000 ms,
+// foreign_keys on, synchronous NORMAL) or PostgreSQL (QtSql "QPSQL": time zone UTC, lock_timeout 5 s, so a
+// lock wait is bounded like SQLite's busy timeout). Which one is decided by the location given to open()
+// (DatabaseLocation: a file path or a postgresql:// URL). Repositories write SQL that both understand; the
+// rules are in Schema.h (DDL) and docs (DML); dialect() is there for the rare statement that must differ.
+//
+// PostgreSQL differences callers see: Transaction::Kind::Write is a plain BEGIN (READ COMMITTED), not a
+// database-wide writer lock, so a read-then-write that must not interleave with another replica's takes
+// lockForWrite() first (a no-op on SQLite, which already serialises writers); a failed statement aborts the
+// whole transaction (Transaction::commit() then fails and rolls back), so a statement that may fail and be
+// tolerated goes inside a nested Transaction.
 //
 // Threading: a Database is opened, used and destroyed on one thread. QtSql connections must not cross
 // threads, so each Database registers its own uniquely named connection; another thread (the dashboard,
@@ -34,13 +45,21 @@ public:
     Database(const Database &) = delete;
     Database &operator=(const Database &) = delete;
 
-    // Opens (creating the file in ReadWrite mode), applies the pragmas and, in ReadWrite mode, migrates the
-    // schema to the latest version. Fails for a file it cannot open, a schema newer than this build
-    // understands, an older schema it cannot upgrade (ReadOnly mode or read-only file), or a failed migration.
-    bool open(const QString &path, QString *error, OpenMode mode = OpenMode::ReadWrite);
+    using Dialect = SqlDialect;
+
+    // Opens `location` (a SQLite file path, sqlite:///path or postgresql://user[:password]@host[:port]/db, see
+    // DatabaseLocation), creating a SQLite file in ReadWrite mode, applies the connection settings and, in
+    // ReadWrite mode, migrates the schema to the latest version. Fails for a location it cannot open, a schema
+    // newer than this build understands, an older schema it cannot upgrade (ReadOnly mode or read-only file),
+    // or a failed migration. Errors name the location without its password. ReadOnly on PostgreSQL makes every
+    // transaction of the session read-only.
+    bool open(const QString &location, QString *error, OpenMode mode = OpenMode::ReadWrite);
     void close();
     bool isOpen() const;
-    QString path() const { return m_path; }
+    Dialect dialect() const { return m_dialect; }
+    // The location for messages: the SQLite file path, or the PostgreSQL URL with its password redacted.
+    QString location() const { return m_location; }
+    QString path() const { return m_location; }
     QString connectionName() const { return m_connectionName; }
     QSqlDatabase connection() const;
 
@@ -64,28 +83,52 @@ public:
     std::optional<qint64> changeCounter(QString *error = nullptr);
     bool bumpChangeCounter(QString *error);
 
+    // Inside a write transaction: concurrent writers naming the same scope wait for this transaction to end.
+    // PostgreSQL: pg_advisory_xact_lock on a key derived from `scope`. SQLite: nothing to do, BEGIN IMMEDIATE
+    // already holds the database's only write lock.
+    bool lockForWrite(const QString &scope, QString *error);
+
     bool writable() const { return m_writable; }
     QString unwritableReason() const { return m_unwritableReason; }
-    // Tries a small real write (meta.write_probe_ms); updates writable() either way.
+    // Tries a small real write (meta.write_probe_ms); updates writable() either way. On PostgreSQL a
+    // connection that was lost is reopened first.
     bool probeWrite(qint64 nowMs, QString *error);
 
-    // SQLite primary result codes that mean the file cannot take writes, as opposed to a statement's own
-    // fault (a constraint) or contention (busy).
-    static bool isStorageFailure(const QSqlError &error);
+    // Errors that mean the database cannot take writes, as opposed to a statement's own fault (a constraint)
+    // or contention (busy). SQLite: the primary result codes READONLY, IOERR, CORRUPT, FULL, CANTOPEN, NOTADB.
+    // PostgreSQL (SQLSTATE): class 08 (connection), 53 (disk full, out of memory, too many connections), 58
+    // (system I/O), 25006 (read-only transaction), 57P01-57P03 (server shutting down), XX001/XX002
+    // (corruption), and an error with no SQLSTATE at all (nothing reached the server).
+    static bool isStorageFailure(const QSqlError &error, Dialect dialect = Dialect::Sqlite);
+    // Contention that a retry may cure: SQLite BUSY/LOCKED; PostgreSQL lock timeout, deadlock, serialization
+    // failure, cancelled statement.
+    bool isBusy(const QSqlError &error) const;
 
 private:
     friend class Transaction;
+    bool openSqlite(const DatabaseLocation &loc, OpenMode mode, QString *error);
+    bool openPostgres(const DatabaseLocation &loc, OpenMode mode, QString *error);
+    bool applyPostgresSession(QString *error);
+    bool reconnectPostgres(QString *error);
     void noteFailure(const QSqlError &error);
 
     QString m_connectionName;
-    QString m_path;
+    QString m_location; // redacted
+    Dialect m_dialect = Dialect::Sqlite;
+    OpenMode m_mode = OpenMode::ReadWrite;
     bool m_writable = false;
     QString m_unwritableReason;
     int m_transactionDepth = 0;
+    // PostgreSQL: a statement failed inside the open transaction, which the server has therefore aborted.
+    QString m_abortedBy;
+    // PostgreSQL: the last storage failure was about the connection itself.
+    bool m_connectionLost = false;
 };
 
-// A write transaction on a Database: BEGIN IMMEDIATE when outermost (taking the write lock up front, so a
-// WAL snapshot never has to be upgraded), a SAVEPOINT when nested. Rolls back unless committed.
+// A write transaction on a Database: BEGIN IMMEDIATE when outermost on SQLite (taking the write lock up front,
+// so a WAL snapshot never has to be upgraded), BEGIN on PostgreSQL; a SAVEPOINT when nested. A Read
+// transaction is a plain BEGIN on SQLite and REPEATABLE READ on PostgreSQL (one snapshot either way). Rolls
+// back unless committed.
 class Transaction
 {
 public:
