@@ -13,14 +13,25 @@ namespace sy {
 // One database connection: SQLite (QtSql "QSQLITE", with Switchyard's pragmas: WAL, busy_timeout 5000 ms,
 // foreign_keys on, synchronous NORMAL) or PostgreSQL (QtSql "QPSQL": time zone UTC, lock_timeout 5 s, so a
 // lock wait is bounded like SQLite's busy timeout). Which one is decided by the location given to open()
-// (DatabaseLocation: a file path or a postgresql:// URL). Repositories write SQL that both understand; the
-// rules are in Schema.h (DDL) and docs (DML); dialect() is there for the rare statement that must differ.
-//
-// PostgreSQL differences callers see: Transaction::Kind::Write is a plain BEGIN (READ COMMITTED), not a
-// database-wide writer lock, so a read-then-write that must not interleave with another replica's takes
-// lockForWrite() first (a no-op on SQLite, which already serialises writers); a failed statement aborts the
-// whole transaction (Transaction::commit() then fails and rolls back), so a statement that may fail and be
-// tolerated goes inside a nested Transaction.
+// (DatabaseLocation: a file path or a postgresql:// URL). dialect() is there for the rare statement that must
+// differ; everything else is written once. Schema rules: Schema.h. Portable SQL for statements:
+//  - Upsert with INSERT ... ON CONFLICT (key columns) DO UPDATE SET c = excluded.c (or DO NOTHING); never
+//    INSERT OR REPLACE / OR IGNORE / REPLACE INTO. Rows changed: QSqlQuery::numRowsAffected(), never
+//    changes(); ids are made by the caller (no last_insert_rowid(), AUTOINCREMENT or rowid; RETURNING works on
+//    both).
+//  - Bind qint64 for milliseconds and 0/1 ints for flags, never a bool QVariant (PostgreSQL refuses a boolean
+//    in a BIGINT column). CAST(x AS BIGINT), not AS INTEGER (32-bit on PostgreSQL). SUM() of integers is
+//    NUMERIC on PostgreSQL: read it with toLongLong()/toDouble().
+//  - Only positional `?` placeholders, each where its type follows from the context (a column compared or
+//    assigned); write CAST(? AS BIGINT) / CAST(? AS TEXT) for a bare `?` (SELECT ?, ? + ?).
+//  - No PRAGMA, sqlite_master, rowid, date functions, GLOB, COLLATE NOCASE or LIMIT -1; LIKE differs in case
+//    handling, so compare lower(a) = lower(?). DDL, SET and transaction control go through exec(sql).
+//  - Transaction::Kind::Write on PostgreSQL is a plain BEGIN (READ COMMITTED), not a database-wide writer
+//    lock: make a read-then-write atomic with one statement (UPDATE ... WHERE version = ?, ON CONFLICT ...
+//    DO UPDATE ... WHERE) checked by numRowsAffected(), or call lockForWrite(scope) first (a no-op on SQLite,
+//    which already serialises writers).
+//  - A failed statement aborts the whole PostgreSQL transaction (commit() then fails and rolls back): a
+//    statement that may fail and be tolerated runs inside a nested Transaction (a savepoint).
 //
 // Threading: a Database is opened, used and destroyed on one thread. QtSql connections must not cross
 // threads, so each Database registers its own uniquely named connection; another thread (the dashboard,
