@@ -173,7 +173,7 @@ bool Database::openPostgres(const DatabaseLocation &loc, OpenMode mode, QString 
         if (!db.open()) {
             // libpq's message names host, port and user, never the password.
             setError(error, QStringLiteral("cannot connect to database %1: %2")
-                                .arg(m_location, db.lastError().text().trimmed()));
+                                .arg(m_location, db.lastError().databaseText().simplified()));
             db = QSqlDatabase();
             close();
             return false;
@@ -209,14 +209,15 @@ bool Database::reconnectPostgres(QString *error)
     QSqlDatabase db = connection();
     db.close();
     if (!db.open()) {
-        setError(error, db.lastError().text().trimmed());
+        setError(error, db.lastError().databaseText().simplified());
         return false;
     }
-    if (!applyPostgresSession(error))
-        return false;
-    if (m_mode == OpenMode::ReadOnly)
-        return exec(QStringLiteral("SET default_transaction_read_only = on"), error);
-    return true;
+    m_connectionLost = false;
+    const bool ok = applyPostgresSession(error) &&
+                    (m_mode != OpenMode::ReadOnly || exec(QStringLiteral("SET default_transaction_read_only = on"), error));
+    if (!ok)
+        m_connectionLost = true;
+    return ok;
 }
 
 void Database::close()
@@ -232,6 +233,7 @@ void Database::close()
     m_transactionDepth = 0;
     m_abortedBy.clear();
     m_connectionLost = false;
+    m_lastReconnectMs = -1;
 }
 
 bool Database::isOpen() const
@@ -249,8 +251,22 @@ QSqlQuery Database::query() const
     return QSqlQuery(connection());
 }
 
+void Database::reconnectIfLost()
+{
+    if (!m_connectionLost || m_transactionDepth != 0 || m_dialect != Dialect::Postgres)
+        return;
+    const qint64 now = SystemClock::instance().monotonicMs();
+    // An unreachable host may take connect_timeout to refuse: do not pay that on every statement.
+    if (m_lastReconnectMs >= 0 && now - m_lastReconnectMs < 1000)
+        return;
+    m_lastReconnectMs = now;
+    QString ignored;
+    reconnectPostgres(&ignored);
+}
+
 bool Database::prepare(QSqlQuery &q, const QString &sql, QString *error)
 {
+    reconnectIfLost();
     if (q.prepare(sql))
         return true;
     noteFailure(q.lastError());
@@ -269,9 +285,12 @@ bool Database::exec(QSqlQuery &q, QString *error)
 
 bool Database::exec(const QString &sql, QString *error)
 {
-    QSqlQuery q = query();
-    if (m_dialect == Dialect::Sqlite)
+    if (m_dialect == Dialect::Sqlite) {
+        QSqlQuery q = query();
         return prepare(q, sql, error) && exec(q, error);
+    }
+    reconnectIfLost();
+    QSqlQuery q = query();
     // PostgreSQL cannot PREPARE transaction control, SET or DDL: run it as a simple query.
     if (q.exec(sql))
         return true;
@@ -382,17 +401,17 @@ bool Database::lockForWrite(const QString &scope, QString *error)
 
 bool Database::probeWrite(qint64 nowMs, QString *error)
 {
-    QSqlQuery q = query();
     QString probeError;
     if (m_dialect == Dialect::Postgres && m_connectionLost && m_transactionDepth == 0) {
+        m_lastReconnectMs = SystemClock::instance().monotonicMs();
         if (!reconnectPostgres(&probeError)) {
             m_writable = false;
             m_unwritableReason = QStringLiteral("connection lost, reconnecting failed: ") + probeError;
             setError(error, m_unwritableReason);
             return false;
         }
-        m_connectionLost = false;
     }
+    QSqlQuery q = query();
     bool ok = prepare(q,
                       QStringLiteral("INSERT INTO meta (key, value) VALUES ('write_probe_ms', ?) "
                                      "ON CONFLICT (key) DO UPDATE SET value = excluded.value"),

@@ -104,6 +104,10 @@ public:
     // Tries a small real write (meta.write_probe_ms); updates writable() either way. On PostgreSQL a
     // connection that was lost is reopened first.
     bool probeWrite(qint64 nowMs, QString *error);
+    // PostgreSQL: the last storage failure was the connection itself. The next prepare() or exec(sql) outside
+    // a transaction reconnects (at most once a second), so long-lived readers (the dashboard, the secret
+    // store) survive a server restart; writable() still waits for a successful probeWrite().
+    bool connectionLost() const { return m_connectionLost; }
 
     // Errors that mean the database cannot take writes, as opposed to a statement's own fault (a constraint)
     // or contention (busy). SQLite: the primary result codes READONLY, IOERR, CORRUPT, FULL, CANTOPEN, NOTADB.
@@ -121,6 +125,7 @@ private:
     bool openPostgres(const DatabaseLocation &loc, OpenMode mode, QString *error);
     bool applyPostgresSession(QString *error);
     bool reconnectPostgres(QString *error);
+    void reconnectIfLost();
     void noteFailure(const QSqlError &error);
 
     QString m_connectionName;
@@ -132,8 +137,9 @@ private:
     int m_transactionDepth = 0;
     // PostgreSQL: a statement failed inside the open transaction, which the server has therefore aborted.
     QString m_abortedBy;
-    // PostgreSQL: the last storage failure was about the connection itself.
+    // PostgreSQL: the last storage failure was about the connection itself; when reconnecting was last tried.
     bool m_connectionLost = false;
+    qint64 m_lastReconnectMs = -1;
 };
 
 // A write transaction on a Database: BEGIN IMMEDIATE when outermost on SQLite (taking the write lock up front,

@@ -370,13 +370,26 @@ private slots:
         SettingsRepository settings(*m_db);
         QString error;
         QVERIFY(settings.setValue(QStringLiteral("before"), QStringLiteral("1"), &error));
+        // A long-lived reader (as the dashboard keeps one) with no probe of its own.
+        Database reader;
+        QVERIFY2(reader.open(m_url, &error, Database::OpenMode::ReadOnly), qPrintable(error));
+        QCOMPARE(SettingsRepository(reader).value(QStringLiteral("before")), std::optional<QString>(QStringLiteral("1")));
+
         QVERIFY2(m_pg.pause(&error), qPrintable(error));
         QVERIFY(!settings.setValue(QStringLiteral("during"), QStringLiteral("1"), &error));
         QVERIFY(!m_db->writable());
+        QVERIFY(m_db->connectionLost());
         QVERIFY(!m_db->unwritableReason().isEmpty());
         QVERIFY(!m_db->probeWrite(1, &error));
         QVERIFY(!m_db->writable());
+        QVERIFY(!reader.changeCounter(&error));
+        QVERIFY(reader.connectionLost());
         QVERIFY2(m_pg.resume(&error), qPrintable(error));
+        // The reader reconnects by itself on a later statement, in its read-only session again.
+        QTRY_VERIFY_WITH_TIMEOUT(reader.changeCounter().has_value(), 5000);
+        QVERIFY(!reader.connectionLost());
+        QVERIFY(!SettingsRepository(reader).setValue(QStringLiteral("reader"), QStringLiteral("1"), &error));
+        QVERIFY2(error.contains(QLatin1String("read-only")), qPrintable(error));
         QVERIFY2(m_db->probeWrite(2, &error), qPrintable(error));
         QVERIFY(m_db->writable());
         QVERIFY2(settings.setValue(QStringLiteral("after"), QStringLiteral("1"), &error), qPrintable(error));

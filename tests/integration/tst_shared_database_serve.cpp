@@ -1,10 +1,10 @@
-// Switchyard on PostgreSQL end to end (SWITCHYARD_DATABASE_URL=postgresql://..., a real PostgreSQL 15 server
-// started by the test): `accounts import` with SWITCHYARD_SECRET_BACKEND=database seals the tokens into the
-// shared database, `serve` answers a turn against the fake upstream with the right account's token, a second
-// replica with its own data directory serves from the same database, `accounts list --json` and `requests
-// --json` read it, no SQLite file appears, no dump of the database holds a token, and neither the password of
-// the URL nor a token reaches any output. An invalid URL exits 3 naming the variable; an unreachable server
-// fails with the URL redacted.
+// Two `serve` replicas with their own data directories on one database named by SWITCHYARD_DATABASE_URL, end
+// to end: a real PostgreSQL 15 server started by the test (postgresql://...) and one shared SQLite file
+// (sqlite:///...). `accounts import` with SWITCHYARD_SECRET_BACKEND=database seals the tokens into the shared
+// database, each replica answers a turn against the fake upstream with the right account's token, `accounts
+// list --json` and `requests --json` of either read the same rows, no SQLite file appears in a data directory,
+// no dump of the PostgreSQL database holds a token, and neither the password of the URL nor a token reaches
+// any output. An invalid URL exits 3 naming the variable; an unreachable server fails with the URL redacted.
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/PostgresServer.h"
@@ -69,7 +69,7 @@ QList<QByteArray> secretsOf(const FakeAccount &a)
 
 } // namespace
 
-class tst_PostgresServe : public QObject
+class tst_SharedDatabaseServe : public QObject
 {
     Q_OBJECT
 
@@ -105,10 +105,20 @@ private slots:
         QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
     }
 
-    void twoReplicasServeFromOnePostgresDatabase()
+    void twoReplicasServeFromOneDatabase_data()
     {
+        QTest::addColumn<bool>("postgres");
+        QTest::newRow("postgresql") << true;
+        QTest::newRow("sqlite file") << false;
+    }
+
+    void twoReplicasServeFromOneDatabase()
+    {
+        QFETCH(bool, postgres);
         // Trust authentication ignores the password; it is there to prove that nothing prints it.
-        const QString url = m_pg.url(QStringLiteral("team"), kPassword);
+        const QString sqliteFile = m_keys.filePath(QStringLiteral("shared/switchyard.sqlite"));
+        const QString url = postgres ? m_pg.url(QStringLiteral("team"), kPassword)
+                                     : QStringLiteral("sqlite://") + sqliteFile;
         const QString keyFile = m_keys.filePath(QStringLiteral("team.key"));
         QVERIFY(writeKey(keyFile));
 
@@ -117,11 +127,13 @@ private slots:
         QVERIFY2(first.addAccounts(2, {QStringLiteral("plus"), QStringLiteral("pro")}), qPrintable(first.errorString()));
         QVERIFY2(first.start(m_fake.baseUrl()), qPrintable(first.errorString()));
         QVERIFY(!QFileInfo::exists(first.dataDir() + QStringLiteral("/switchyard.sqlite")));
+        QCOMPARE(QFileInfo::exists(sqliteFile), !postgres);
 
         ProxyProcess second; // another replica: its own data directory, the same database and key
         useSharedDatabase(second, url, keyFile);
         QVERIFY(second.addAccounts(0)); // writes its config file only
         QVERIFY2(second.start(m_fake.baseUrl()), qPrintable(second.errorString()));
+        QVERIFY(!QFileInfo::exists(second.dataDir() + QStringLiteral("/switchyard.sqlite")));
 
         QVERIFY(m_fake.reset());
         QStringList requestIds;
@@ -168,7 +180,7 @@ private slots:
         verifyNothingLeaks(second.serveStderr(), first.accounts(), "second replica's stderr");
         verifyNothingLeaks(listed.out + listed.err, first.accounts(), "accounts list");
 
-        // The rows are in PostgreSQL, sealed; a dump of the whole database shows no token.
+        // The rows are in the shared database, sealed.
         Database db;
         QString error;
         QVERIFY2(db.open(url, &error, Database::OpenMode::ReadOnly), qPrintable(error));
@@ -177,6 +189,16 @@ private slots:
         QCOMPARE(q.value(0).toInt(), 2);
         QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM request_log")) && q.next());
         QCOMPARE(q.value(0).toInt(), 2);
+        QCOMPARE(db.dialect(), postgres ? Database::Dialect::Postgres : Database::Dialect::Sqlite);
+        if (!postgres) {
+            for (const QString &suffix : {QString(), QStringLiteral("-wal")}) {
+                QFile f(sqliteFile + suffix);
+                if (f.open(QIODevice::ReadOnly))
+                    verifyNothingLeaks(f.readAll(), first.accounts(), "the shared SQLite file");
+            }
+            return;
+        }
+        // A dump of the whole PostgreSQL database shows no token.
         QByteArray dump;
         QVERIFY2(m_pg.dump(QStringLiteral("team"), &dump, &error), qPrintable(error));
         QVERIFY(dump.contains("COPY public.account_secrets"));
@@ -208,5 +230,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(tst_PostgresServe)
-#include "tst_postgres_serve.moc"
+QTEST_GUILESS_MAIN(tst_SharedDatabaseServe)
+#include "tst_shared_database_serve.moc"
