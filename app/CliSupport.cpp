@@ -26,9 +26,10 @@ void out(const QString &text)
 
 std::unique_ptr<Database> openDatabase(const Config &config, bool mustExist)
 {
-    const QString path = config.sqlitePath();
-    if (mustExist && !QFileInfo::exists(path)) {
-        fail(QStringLiteral("no database at %1 yet (no account imported, nothing served)").arg(path));
+    const QString location = config.databaseLocation();
+    const QString shown = redactDatabaseLocation(location);
+    if (mustExist && !config.usesPostgres() && !QFileInfo::exists(location)) {
+        fail(QStringLiteral("no database at %1 yet (no account imported, nothing served)").arg(shown));
         return nullptr;
     }
     if (!QDir().mkpath(config.dataDir)) {
@@ -37,8 +38,8 @@ std::unique_ptr<Database> openDatabase(const Config &config, bool mustExist)
     }
     auto db = std::make_unique<Database>();
     QString error;
-    if (!db->open(path, &error)) {
-        fail(QStringLiteral("cannot open the database %1: %2").arg(path, error));
+    if (!db->open(location, &error)) {
+        fail(QStringLiteral("cannot open the database %1: %2").arg(shown, error));
         return nullptr;
     }
     return db;

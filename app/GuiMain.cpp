@@ -39,7 +39,7 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
         return ExitFailure;
     }
     const QString listen = QStringLiteral("http://%1:%2").arg(config.listenAddress.toString()).arg(host.port());
-    ui::DashboardWindow window(config.sqlitePath());
+    ui::DashboardWindow window(config.databaseLocation());
     window.setListenText(QObject::tr("Serving on %1").arg(listen));
 
     QSystemTrayIcon tray(QApplication::windowIcon());

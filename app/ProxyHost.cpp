@@ -3,6 +3,7 @@
 #include "accounts/SecretStore.h"
 #include "accounts/SecretStoreFactory.h"
 #include "api/ProxyService.h"
+#include "store/DatabaseLocation.h"
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
 
@@ -44,8 +45,9 @@ QString ProxyHost::start()
     }
     m_store = std::make_unique<StoreWorker>();
     QString error;
-    if (!m_store->start(m_config.sqlitePath(), &error))
-        return QStringLiteral("cannot open the database %1: %2").arg(m_config.sqlitePath(), error);
+    if (!m_store->start(m_config.databaseLocation(), &error))
+        return QStringLiteral("cannot open the database %1: %2")
+            .arg(redactDatabaseLocation(m_config.databaseLocation()), error);
 
     m_secrets = makeSecretStore(m_config, &error);
     if (!m_secrets)

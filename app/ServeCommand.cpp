@@ -1,5 +1,6 @@
 #include "Commands.h"
 #include "ProxyHost.h"
+#include "store/DatabaseLocation.h"
 
 #include <QCoreApplication>
 #include "ShutdownSignals.h"
@@ -17,11 +18,12 @@ int runServe(const Config &config)
     const QString error = host.start();
     if (!error.isEmpty())
         return fail(error);
-    std::fprintf(stdout, "switchyard: serving on http://%s:%u (data in %s)\n",
+    std::fprintf(stdout, "switchyard: serving on http://%s:%u (data in %s, database %s)\n",
                  qPrintable(config.listenAddress.protocol() == QAbstractSocket::IPv6Protocol
                                 ? QLatin1Char('[') + config.listenAddress.toString() + QLatin1Char(']')
                                 : config.listenAddress.toString()),
-                 unsigned(host.port()), qPrintable(config.dataDir));
+                 unsigned(host.port()), qPrintable(config.dataDir),
+                 qPrintable(redactDatabaseLocation(config.databaseLocation())));
     std::fflush(stdout);
     const int rc = QCoreApplication::exec();
     std::fprintf(stderr, "switchyard: shutting down, draining in-flight turns\n");

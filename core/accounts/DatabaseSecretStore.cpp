@@ -8,22 +8,8 @@
 
 namespace sy {
 
-namespace {
-
-constexpr int kSqliteBusy = 5;
-constexpr int kSqliteLocked = 6;
-
-bool isBusy(const QSqlError &error)
-{
-    bool ok = false;
-    const int code = error.nativeErrorCode().toInt(&ok) & 0xff;
-    return ok && (code == kSqliteBusy || code == kSqliteLocked);
-}
-
-} // namespace
-
-DatabaseSecretStore::DatabaseSecretStore(const QString &databasePath, const SecretKey &key, QObject *parent)
-    : SecretStore(parent), m_path(databasePath), m_key(key)
+DatabaseSecretStore::DatabaseSecretStore(const QString &databaseLocation, const SecretKey &key, QObject *parent)
+    : SecretStore(parent), m_location(databaseLocation), m_key(key)
 {
 }
 
@@ -35,7 +21,7 @@ SecretOutcome DatabaseSecretStore::ensureOpen()
         return SecretOutcome::success();
     auto db = std::make_unique<Database>();
     QString error;
-    if (!db->open(m_path, &error))
+    if (!db->open(m_location, &error))
         return SecretOutcome::failure(SecretError::NoBackend,
                                       QStringLiteral("the secret database cannot be opened: ") + error);
     m_db = std::move(db);
@@ -62,10 +48,10 @@ SecretOutcome DatabaseSecretStore::readNow(const QString &accountId, AuthTokens 
                        QStringLiteral("SELECT format, key_id, nonce, ciphertext FROM account_secrets "
                                       "WHERE account_id = ?"),
                        &error))
-        return sqlFailure(what, error, isBusy(q.lastError()));
+        return sqlFailure(what, error, m_db->isBusy(q.lastError()));
     q.addBindValue(accountId);
     if (!m_db->exec(q, &error))
-        return sqlFailure(what, error, isBusy(q.lastError()));
+        return sqlFailure(what, error, m_db->isBusy(q.lastError()));
     if (!q.next())
         return SecretOutcome::failure(SecretError::NotFound,
                                       QStringLiteral("no tokens stored in the database for this account"));
@@ -113,19 +99,21 @@ SecretOutcome DatabaseSecretStore::writeNow(const QString &accountId, const Auth
     QString error;
     // One statement replaces the row atomically: a crash leaves either the old or the new tokens.
     if (!m_db->prepare(q,
-                       QStringLiteral("INSERT OR REPLACE INTO account_secrets "
+                       QStringLiteral("INSERT INTO account_secrets "
                                       "(account_id, format, key_id, nonce, ciphertext, updated_at_ms) "
-                                      "VALUES (?, ?, ?, ?, ?, ?)"),
+                                      "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET "
+                                      "format = excluded.format, key_id = excluded.key_id, nonce = excluded.nonce, "
+                                      "ciphertext = excluded.ciphertext, updated_at_ms = excluded.updated_at_ms"),
                        &error))
-        return sqlFailure(what, error, isBusy(q.lastError()));
+        return sqlFailure(what, error, m_db->isBusy(q.lastError()));
     q.addBindValue(accountId);
     q.addBindValue(kFormat);
     q.addBindValue(m_key.id());
     q.addBindValue(sealed.nonce);
     q.addBindValue(sealed.ciphertext);
-    q.addBindValue(SystemClock::instance().nowMs());
+    q.addBindValue(QVariant::fromValue<qint64>(SystemClock::instance().nowMs()));
     if (!m_db->exec(q, &error))
-        return sqlFailure(what, error, isBusy(q.lastError()));
+        return sqlFailure(what, error, m_db->isBusy(q.lastError()));
     return SecretOutcome::success();
 }
 
@@ -138,10 +126,10 @@ SecretOutcome DatabaseSecretStore::removeNow(const QString &accountId)
     QSqlQuery q = m_db->query();
     QString error;
     if (!m_db->prepare(q, QStringLiteral("DELETE FROM account_secrets WHERE account_id = ?"), &error))
-        return sqlFailure(what, error, isBusy(q.lastError()));
+        return sqlFailure(what, error, m_db->isBusy(q.lastError()));
     q.addBindValue(accountId);
     if (!m_db->exec(q, &error))
-        return sqlFailure(what, error, isBusy(q.lastError()));
+        return sqlFailure(what, error, m_db->isBusy(q.lastError()));
     return SecretOutcome::success();
 }
 

@@ -19,8 +19,9 @@ class Database;
 //
 // Threading: the store opens its own database connection lazily, on first use, on the thread it lives in
 // (so it may be created on one thread and moved to another before use), and must be destroyed there.
-// Calls run synchronously against the database (bounded by SQLite's 5 s busy timeout, reported as
-// SecretError::Timeout); callbacks are queued as the SecretStore contract requires.
+// Calls run synchronously against the database (bounded by SQLite's 5 s busy timeout or PostgreSQL's 5 s lock
+// timeout, reported as SecretError::Timeout); callbacks are queued as the SecretStore contract requires. The
+// database is a SQLite file or a PostgreSQL URL (Database::open); on PostgreSQL the sealed blobs are BYTEA.
 class DatabaseSecretStore final : public SecretStore
 {
     Q_OBJECT
@@ -28,14 +29,15 @@ public:
     // Format of the rows this build writes (the `format` column).
     static constexpr int kFormat = 1;
 
-    DatabaseSecretStore(const QString &databasePath, const SecretKey &key, QObject *parent = nullptr);
+    DatabaseSecretStore(const QString &databaseLocation, const SecretKey &key, QObject *parent = nullptr);
     ~DatabaseSecretStore() override;
 
     void readTokens(const QString &accountId, ReadCallback callback) override;
     void writeTokens(const QString &accountId, const AuthTokens &tokens, Callback callback) override;
     void removeTokens(const QString &accountId, Callback callback) override;
 
-    QString databasePath() const { return m_path; }
+    // What Database::open() is given: a SQLite path or a PostgreSQL URL (with its password: never print it).
+    QString databaseLocation() const { return m_location; }
     QString keyId() const { return m_key.id(); }
 
 private:
@@ -45,7 +47,7 @@ private:
     SecretOutcome removeNow(const QString &accountId);
     SecretOutcome sqlFailure(const QString &what, const QString &detail, bool busy) const;
 
-    QString m_path;
+    QString m_location;
     SecretKey m_key;
     std::unique_ptr<Database> m_db;
 };

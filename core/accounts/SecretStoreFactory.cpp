@@ -24,7 +24,7 @@ SecretStore *makeSecretStore(const Config &config, QString *error)
         const std::optional<SecretKey> key = SecretKey::fromFile(config.secretKeyFile, error);
         if (!key)
             return nullptr;
-        return new DatabaseSecretStore(config.sqlitePath(), *key);
+        return new DatabaseSecretStore(config.databaseLocation(), *key);
     }
     if (error)
         *error = QStringLiteral("SWITCHYARD_SECRET_BACKEND is \"%1\"; expected keychain or database")

@@ -1,6 +1,7 @@
 #include "config/Config.h"
 
 #include "accounts/SecretCipher.h"
+#include "store/DatabaseLocation.h"
 
 #include <QDir>
 #include <QFile>
@@ -130,14 +131,21 @@ QString validate(const Config &c)
 
 } // namespace
 
-QString Config::sqlitePath() const
+QString Config::databaseLocation() const
 {
-    // SWITCHYARD_DATABASE_URL may name a SQLite file shared by several processes (sqlite:///abs/path or a path).
-    if (databaseUrl.startsWith(QLatin1String("sqlite://")))
-        return databaseUrl.mid(9);
-    if (!databaseUrl.isEmpty())
+    if (databaseUrl.isEmpty())
+        return dataDir + QStringLiteral("/switchyard.sqlite");
+    const std::optional<DatabaseLocation> loc = DatabaseLocation::parse(databaseUrl, nullptr);
+    // loadConfig refused an unparsable URL; a Config built by hand falls through to Database::open's error.
+    if (!loc || loc->dialect == SqlDialect::Postgres)
         return databaseUrl;
-    return dataDir + QStringLiteral("/switchyard.sqlite");
+    return loc->sqlitePath;
+}
+
+bool Config::usesPostgres() const
+{
+    const std::optional<DatabaseLocation> loc = DatabaseLocation::parse(databaseUrl, nullptr);
+    return loc && loc->dialect == SqlDialect::Postgres;
 }
 
 QString parseListen(const QString &text, QHostAddress *address, quint16 *port)
@@ -234,9 +242,13 @@ ConfigResult loadConfig(const ConfigOverrides &overrides, const QHash<QString, Q
             return r;
         }
     }
-    if (c.databaseUrl.startsWith(QLatin1String("postgres"))) {
-        r.error = QStringLiteral("SWITCHYARD_DATABASE_URL: PostgreSQL replicas are not supported by this build yet");
-        return r;
+    if (!c.databaseUrl.isEmpty()) {
+        // The reason never repeats the URL: it may carry a password.
+        QString why;
+        if (!DatabaseLocation::parse(c.databaseUrl, &why)) {
+            r.error = QStringLiteral("SWITCHYARD_DATABASE_URL: ") + why;
+            return r;
+        }
     }
     r.error = validate(c);
     if (!r.error.isEmpty() && !c.configFile.isEmpty()) {

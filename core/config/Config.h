@@ -24,7 +24,9 @@ struct Config
 
     // Storage
     QString dataDir;
-    QString databaseUrl; // empty = SQLite file in dataDir
+    // SWITCHYARD_DATABASE_URL as given: empty = SQLite file in dataDir; else an absolute SQLite path,
+    // sqlite:///path or postgresql://user[:password]@host[:port]/dbname[?sslmode=...] (validated by loadConfig).
+    QString databaseUrl;
     QString secretBackend = QStringLiteral("keychain");
     QString secretKeyFile; // SWITCHYARD_SECRET_KEY_FILE: the key of the database secret backend
     QString configFile;   // the file that was read, empty when none
@@ -50,7 +52,10 @@ struct Config
     // Shutdown drain: how long in-flight turns may finish after SIGTERM or Quit before they are cancelled.
     int drainS = 30;
 
-    QString sqlitePath() const;
+    // What Database::open() takes: the SQLite file path (dataDir/switchyard.sqlite by default) or the
+    // PostgreSQL URL. It may hold a password: show redactDatabaseLocation(databaseLocation()) instead.
+    QString databaseLocation() const;
+    bool usesPostgres() const;
 };
 
 struct ConfigOverrides

@@ -115,7 +115,8 @@ std::optional<AccountRepository::UpsertResult> AccountRepository::upsert(const I
         return std::nullopt;
     }
     Transaction tx(m_db);
-    if (!tx.begin(error))
+    // Look-up and insert must not interleave with another replica importing the same account.
+    if (!tx.begin(error) || !m_db.lockForWrite(QStringLiteral("accounts"), error))
         return std::nullopt;
     const qint64 now = m_clock.nowMs();
 
@@ -306,7 +307,7 @@ bool AccountRepository::setAlias(const QString &id, const std::optional<QString>
         return false;
     }
     Transaction tx(m_db);
-    if (!tx.begin(error))
+    if (!tx.begin(error) || !m_db.lockForWrite(QStringLiteral("accounts"), error))
         return false;
     if (alias && !checkAliasFree(*alias, id, error))
         return false;

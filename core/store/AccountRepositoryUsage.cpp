@@ -3,6 +3,7 @@
 #include "store/SqlValues.h"
 
 #include <QSqlQuery>
+#include <QStringList>
 
 // AccountRepository's usage half: the latest quota observation per account (table account_usage).
 
@@ -40,9 +41,14 @@ void setError(QString *error, const QString &text)
 bool AccountRepository::saveUsage(const UsageRecord &u, QString *error)
 {
     QSqlQuery q = m_db.query();
+    // The latest observation replaces the previous one whole; unknowns overwrite with NULL.
+    QStringList updates;
+    for (const QString &column : kUsageColumns.split(QStringLiteral(", ")).mid(1))
+        updates << QStringLiteral("%1 = excluded.%1").arg(column);
     if (!m_db.prepare(q,
-                      QStringLiteral("INSERT OR REPLACE INTO account_usage (") + kUsageColumns +
-                          QStringLiteral(") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                      QStringLiteral("INSERT INTO account_usage (") + kUsageColumns +
+                          QStringLiteral(") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET ") +
+                          updates.join(QStringLiteral(", ")),
                       error))
         return false;
     for (const QVariant &v :

@@ -18,7 +18,7 @@ bool upsertOwner(Database &db, const QString &sql, const QString &key, const QSt
         return false;
     q.addBindValue(key);
     q.addBindValue(accountId);
-    q.addBindValue(nowMs);
+    q.addBindValue(QVariant::fromValue<qint64>(nowMs));
     return db.exec(q, error);
 }
 
@@ -38,7 +38,7 @@ int prune(Database &db, const QString &sql, qint64 cutoffMs, QString *error)
     QSqlQuery q = db.query();
     if (!db.prepare(q, sql, error))
         return -1;
-    q.addBindValue(cutoffMs);
+    q.addBindValue(QVariant::fromValue<qint64>(cutoffMs));
     if (!db.exec(q, error))
         return -1;
     return q.numRowsAffected();
@@ -51,8 +51,9 @@ AnchorRepository::AnchorRepository(Database &db, const Clock &clock) : m_db(db),
 bool AnchorRepository::remember(const QString &responseId, const QString &accountId, QString *error)
 {
     return upsertOwner(m_db,
-                       QStringLiteral("INSERT OR REPLACE INTO response_anchors (response_id, account_id, "
-                                      "created_at_ms) VALUES (?, ?, ?)"),
+                       QStringLiteral("INSERT INTO response_anchors (response_id, account_id, created_at_ms) "
+                                      "VALUES (?, ?, ?) ON CONFLICT (response_id) DO UPDATE SET "
+                                      "account_id = excluded.account_id, created_at_ms = excluded.created_at_ms"),
                        responseId, accountId, m_clock.nowMs(), error);
 }
 
@@ -117,8 +118,9 @@ AffinityRepository::AffinityRepository(Database &db, const Clock &clock) : m_db(
 bool AffinityRepository::set(const QString &sessionKey, const QString &accountId, QString *error)
 {
     return upsertOwner(m_db,
-                       QStringLiteral("INSERT OR REPLACE INTO session_affinity (session_key, account_id, "
-                                      "updated_at_ms) VALUES (?, ?, ?)"),
+                       QStringLiteral("INSERT INTO session_affinity (session_key, account_id, updated_at_ms) "
+                                      "VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET "
+                                      "account_id = excluded.account_id, updated_at_ms = excluded.updated_at_ms"),
                        sessionKey, accountId, m_clock.nowMs(), error);
 }
 

@@ -3,6 +3,7 @@
 #include "store/Schema.h"
 #include "util/Clock.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFileInfo>
 #include <QThread>
@@ -24,6 +25,8 @@ void setError(QString *error, const QString &text)
 // SQLite primary result codes (sqlite3.h); extended codes carry the primary one in their low byte.
 enum SqliteCode
 {
+    Busy = 5,
+    Locked = 6,
     ReadOnly = 8,
     IoError = 10,
     Corrupt = 11,
@@ -46,10 +49,75 @@ Database::~Database()
     close();
 }
 
-bool Database::open(const QString &path, QString *error, OpenMode mode)
+bool Database::open(const QString &location, QString *error, OpenMode mode)
 {
     close();
-    m_path = path;
+    m_mode = mode;
+    // A plain string is a SQLite path as it always was (relative ones included); URLs are parsed.
+    DatabaseLocation loc;
+    if (location.contains(QLatin1String("://")) || location.startsWith(QLatin1String("sqlite:"))) {
+        QString parseError;
+        const std::optional<DatabaseLocation> parsed = DatabaseLocation::parse(location, &parseError);
+        if (!parsed) {
+            m_location.clear();
+            setError(error, QStringLiteral("invalid database location: ") + parseError);
+            return false;
+        }
+        loc = *parsed;
+    } else {
+        loc.sqlitePath = location;
+    }
+    m_dialect = loc.dialect;
+    m_location = loc.redacted();
+    const bool opened =
+        m_dialect == Dialect::Sqlite ? openSqlite(loc, mode, error) : openPostgres(loc, mode, error);
+    if (!opened)
+        return false;
+    m_writable = mode == OpenMode::ReadWrite;
+    m_unwritableReason = m_writable ? QString() : QStringLiteral("opened read-only");
+
+    QString step;
+    const auto fail = [&](const QString &what) {
+        setError(error, QStringLiteral("database %1: %2: %3").arg(m_location, what, step));
+        close();
+        return false;
+    };
+    // Reading the schema also proves the file is a SQLite database at all.
+    const int version = schemaVersion(&step);
+    if (version < 0)
+        return fail(QStringLiteral("cannot read schema version"));
+    if (version > kLatestSchemaVersion) {
+        step = QStringLiteral("schema version %1 is newer than this Switchyard understands (%2)")
+                   .arg(version)
+                   .arg(kLatestSchemaVersion);
+        return fail(QStringLiteral("refusing to open"));
+    }
+    if (mode == OpenMode::ReadOnly) {
+        if (version != kLatestSchemaVersion) {
+            step = QStringLiteral("schema version %1, expected %2").arg(version).arg(kLatestSchemaVersion);
+            return fail(QStringLiteral("not upgraded yet (start Switchyard once to upgrade it)"));
+        }
+        return true;
+    }
+    if (m_dialect == Dialect::Sqlite) {
+        // WAL lets the dashboard and the CLI read while the store thread writes. A file we may only read keeps
+        // its journal mode; the write probe below then reports it.
+        QSqlQuery journal = query();
+        if (!journal.exec(QStringLiteral("PRAGMA journal_mode = WAL")) && !isStorageFailure(journal.lastError())) {
+            step = journal.lastError().text();
+            return fail(QStringLiteral("cannot switch to WAL"));
+        }
+        journal.finish();
+    }
+    if (version < kLatestSchemaVersion && !migrate(&step))
+        return fail(QStringLiteral("cannot upgrade the schema"));
+    probeWrite(SystemClock::instance().nowMs(), nullptr);
+    return true;
+}
+
+bool Database::openSqlite(const DatabaseLocation &loc, OpenMode mode, QString *error)
+{
+    const QString &path = loc.sqlitePath;
     if (mode == OpenMode::ReadWrite) {
         const QString dir = QFileInfo(path).absolutePath();
         if (!QDir().mkpath(dir)) {
@@ -75,48 +143,81 @@ bool Database::open(const QString &path, QString *error, OpenMode mode)
             return false;
         }
     }
-    m_writable = mode == OpenMode::ReadWrite;
-    m_unwritableReason = m_writable ? QString() : QStringLiteral("opened read-only");
-
     QString step;
-    const auto fail = [&](const QString &what) {
-        setError(error, QStringLiteral("database %1: %2: %3").arg(path, what, step));
-        close();
-        return false;
-    };
     if (!exec(QStringLiteral("PRAGMA busy_timeout = 5000"), &step) ||
         !exec(QStringLiteral("PRAGMA foreign_keys = ON"), &step) ||
-        !exec(QStringLiteral("PRAGMA synchronous = NORMAL"), &step))
-        return fail(QStringLiteral("cannot apply settings"));
-    // Reading the schema also proves the file is a SQLite database at all.
-    const int version = schemaVersion(&step);
-    if (version < 0)
-        return fail(QStringLiteral("cannot read schema version"));
-    if (version > kLatestSchemaVersion) {
-        step = QStringLiteral("schema version %1 is newer than this Switchyard understands (%2)")
-                   .arg(version)
-                   .arg(kLatestSchemaVersion);
-        return fail(QStringLiteral("refusing to open"));
+        !exec(QStringLiteral("PRAGMA synchronous = NORMAL"), &step)) {
+        setError(error, QStringLiteral("database %1: cannot apply settings: %2").arg(path, step));
+        close();
+        return false;
     }
-    if (mode == OpenMode::ReadOnly) {
-        if (version != kLatestSchemaVersion) {
-            step = QStringLiteral("schema version %1, expected %2").arg(version).arg(kLatestSchemaVersion);
-            return fail(QStringLiteral("not upgraded yet (start Switchyard once to upgrade it)"));
-        }
-        return true;
-    }
-    // WAL lets the dashboard and the CLI read while the store thread writes. A file we may only read keeps
-    // its journal mode; the write probe below then reports it.
-    QSqlQuery journal = query();
-    if (!journal.exec(QStringLiteral("PRAGMA journal_mode = WAL")) && !isStorageFailure(journal.lastError())) {
-        step = journal.lastError().text();
-        return fail(QStringLiteral("cannot switch to WAL"));
-    }
-    journal.finish();
-    if (version < kLatestSchemaVersion && !migrate(&step))
-        return fail(QStringLiteral("cannot upgrade the schema"));
-    probeWrite(SystemClock::instance().nowMs(), nullptr);
     return true;
+}
+
+bool Database::openPostgres(const DatabaseLocation &loc, OpenMode mode, QString *error)
+{
+    if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QPSQL"))) {
+        setError(error, QStringLiteral("database %1: the Qt PostgreSQL driver (QPSQL, Debian package libqt6sql6-psql) "
+                                       "is not installed")
+                            .arg(m_location));
+        return false;
+    }
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), m_connectionName);
+        db.setHostName(loc.host);
+        db.setPort(loc.port);
+        db.setUserName(loc.user);
+        db.setPassword(loc.password);
+        db.setDatabaseName(loc.databaseName);
+        db.setConnectOptions(loc.postgresConnectOptions());
+        if (!db.open()) {
+            // libpq's message names host, port and user, never the password.
+            setError(error, QStringLiteral("cannot connect to database %1: %2")
+                                .arg(m_location, db.lastError().databaseText().simplified()));
+            db = QSqlDatabase();
+            close();
+            return false;
+        }
+    }
+    QString step;
+    if (!applyPostgresSession(&step) ||
+        (mode == OpenMode::ReadOnly && !exec(QStringLiteral("SET default_transaction_read_only = on"), &step))) {
+        setError(error, QStringLiteral("database %1: cannot apply settings: %2").arg(m_location, step));
+        close();
+        return false;
+    }
+    return true;
+}
+
+bool Database::applyPostgresSession(QString *error)
+{
+    // Times are stored as epoch milliseconds, so the zone only matters to people reading the database by
+    // hand. lock_timeout bounds lock waits like SQLite's busy timeout; notices (CREATE ... IF NOT EXISTS that
+    // skipped) would otherwise go to stderr.
+    return exec(QStringLiteral("SET TIME ZONE 'UTC'"), error) &&
+           exec(QStringLiteral("SET lock_timeout = '5s'"), error) &&
+           exec(QStringLiteral("SET client_min_messages = warning"), error) &&
+           exec(QStringLiteral("SET application_name = 'switchyard'"), error);
+}
+
+bool Database::reconnectPostgres(QString *error)
+{
+    if (m_transactionDepth != 0) {
+        setError(error, QStringLiteral("cannot reconnect inside a transaction"));
+        return false;
+    }
+    QSqlDatabase db = connection();
+    db.close();
+    if (!db.open()) {
+        setError(error, db.lastError().databaseText().simplified());
+        return false;
+    }
+    m_connectionLost = false;
+    const bool ok = applyPostgresSession(error) &&
+                    (m_mode != OpenMode::ReadOnly || exec(QStringLiteral("SET default_transaction_read_only = on"), error));
+    if (!ok)
+        m_connectionLost = true;
+    return ok;
 }
 
 void Database::close()
@@ -130,6 +231,9 @@ void Database::close()
     }
     m_writable = false;
     m_transactionDepth = 0;
+    m_abortedBy.clear();
+    m_connectionLost = false;
+    m_lastReconnectMs = -1;
 }
 
 bool Database::isOpen() const
@@ -147,12 +251,26 @@ QSqlQuery Database::query() const
     return QSqlQuery(connection());
 }
 
+void Database::reconnectIfLost()
+{
+    if (!m_connectionLost || m_transactionDepth != 0 || m_dialect != Dialect::Postgres)
+        return;
+    const qint64 now = SystemClock::instance().monotonicMs();
+    // An unreachable host may take connect_timeout to refuse: do not pay that on every statement.
+    if (m_lastReconnectMs >= 0 && now - m_lastReconnectMs < 1000)
+        return;
+    m_lastReconnectMs = now;
+    QString ignored;
+    reconnectPostgres(&ignored);
+}
+
 bool Database::prepare(QSqlQuery &q, const QString &sql, QString *error)
 {
+    reconnectIfLost();
     if (q.prepare(sql))
         return true;
     noteFailure(q.lastError());
-    setError(error, q.lastError().text());
+    setError(error, q.lastError().text().trimmed());
     return false;
 }
 
@@ -161,14 +279,24 @@ bool Database::exec(QSqlQuery &q, QString *error)
     if (q.exec())
         return true;
     noteFailure(q.lastError());
-    setError(error, q.lastError().text());
+    setError(error, q.lastError().text().trimmed());
     return false;
 }
 
 bool Database::exec(const QString &sql, QString *error)
 {
+    if (m_dialect == Dialect::Sqlite) {
+        QSqlQuery q = query();
+        return prepare(q, sql, error) && exec(q, error);
+    }
+    reconnectIfLost();
     QSqlQuery q = query();
-    return prepare(q, sql, error) && exec(q, error);
+    // PostgreSQL cannot PREPARE transaction control, SET or DDL: run it as a simple query.
+    if (q.exec(sql))
+        return true;
+    noteFailure(q.lastError());
+    setError(error, q.lastError().text().trimmed());
+    return false;
 }
 
 int Database::latestSchemaVersion()
@@ -179,11 +307,12 @@ int Database::latestSchemaVersion()
 int Database::schemaVersion(QString *error)
 {
     QSqlQuery q = query();
-    if (!prepare(q,
-                 QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'table' "
-                                "AND name = 'schema_version'"),
-                 error) ||
-        !exec(q, error) || !q.next())
+    const QString exists = m_dialect == Dialect::Sqlite
+                               ? QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                                                "AND name = 'schema_version'")
+                               : QStringLiteral("SELECT CASE WHEN to_regclass('schema_version') IS NULL THEN 0 "
+                                                "ELSE 1 END");
+    if (!prepare(q, exists, error) || !exec(q, error) || !q.next())
         return -1;
     if (q.value(0).toInt() == 0)
         return 0;
@@ -198,9 +327,16 @@ bool Database::migrate(QString *error)
     Transaction tx(*this);
     if (!tx.begin(error))
         return false;
-    // Read inside the write lock: two processes starting at once must not both apply a version.
-    if (!exec(QStringLiteral("CREATE TABLE IF NOT EXISTS schema_version ("
-                             "version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)"),
+    // Read inside the write lock: two processes starting at once must not both apply a version. On PostgreSQL
+    // the lock is an advisory one (BEGIN takes none), waited for longer than ordinary locks: the other
+    // replica may be busy migrating.
+    if (m_dialect == Dialect::Postgres &&
+        (!exec(QStringLiteral("SET LOCAL lock_timeout = '120s'"), error) ||
+         !lockForWrite(QStringLiteral("schema migration"), error)))
+        return false;
+    if (!exec(translateDdl(QStringLiteral("CREATE TABLE IF NOT EXISTS schema_version ("
+                                          "version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)"),
+                           m_dialect),
               error))
         return false;
     const int current = schemaVersion(error);
@@ -219,7 +355,7 @@ bool Database::migrate(QString *error)
         if (!prepare(q, QStringLiteral("INSERT INTO schema_version (version, applied_at_ms) VALUES (?, ?)"), error))
             return false;
         q.addBindValue(version);
-        q.addBindValue(SystemClock::instance().nowMs());
+        q.addBindValue(QVariant::fromValue<qint64>(SystemClock::instance().nowMs()));
         if (!exec(q, error))
             return false;
     }
@@ -240,16 +376,45 @@ std::optional<qint64> Database::changeCounter(QString *error)
 
 bool Database::bumpChangeCounter(QString *error)
 {
-    return exec(QStringLiteral("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+    // BIGINT: PostgreSQL's INTEGER is 32-bit; to SQLite both are its 64-bit integer.
+    return exec(QStringLiteral("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
                                "WHERE key = 'change_counter'"),
                 error);
 }
 
+bool Database::lockForWrite(const QString &scope, QString *error)
+{
+    if (m_transactionDepth == 0) {
+        setError(error, QStringLiteral("lockForWrite needs an open transaction"));
+        return false;
+    }
+    if (m_dialect == Dialect::Sqlite)
+        return true;
+    // A stable 64-bit key (qHash is seeded per process, and every replica must derive the same key).
+    const QByteArray name = QByteArrayLiteral("switchyard:") + scope.toUtf8();
+    const QByteArray digest = QCryptographicHash::hash(name, QCryptographicHash::Sha256);
+    qint64 key = 0;
+    for (int i = 0; i < 8; ++i)
+        key = (key << 8) | quint8(digest.at(i));
+    return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(key), error);
+}
+
 bool Database::probeWrite(qint64 nowMs, QString *error)
 {
-    QSqlQuery q = query();
     QString probeError;
-    bool ok = prepare(q, QStringLiteral("INSERT OR REPLACE INTO meta (key, value) VALUES ('write_probe_ms', ?)"),
+    if (m_dialect == Dialect::Postgres && m_connectionLost && m_transactionDepth == 0) {
+        m_lastReconnectMs = SystemClock::instance().monotonicMs();
+        if (!reconnectPostgres(&probeError)) {
+            m_writable = false;
+            m_unwritableReason = QStringLiteral("connection lost, reconnecting failed: ") + probeError;
+            setError(error, m_unwritableReason);
+            return false;
+        }
+    }
+    QSqlQuery q = query();
+    bool ok = prepare(q,
+                      QStringLiteral("INSERT INTO meta (key, value) VALUES ('write_probe_ms', ?) "
+                                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
                       &probeError);
     if (ok) {
         q.addBindValue(QString::number(nowMs));
@@ -261,7 +426,7 @@ bool Database::probeWrite(qint64 nowMs, QString *error)
         return true;
     }
     // A failure that is not about the file (say, a lock held past busy_timeout) proves nothing either way.
-    if (isStorageFailure(q.lastError()) || !isOpen()) {
+    if (isStorageFailure(q.lastError(), m_dialect) || !isOpen()) {
         m_writable = false;
         m_unwritableReason = probeError;
     }
@@ -269,10 +434,17 @@ bool Database::probeWrite(qint64 nowMs, QString *error)
     return false;
 }
 
-bool Database::isStorageFailure(const QSqlError &error)
+bool Database::isStorageFailure(const QSqlError &error, Dialect dialect)
 {
     if (error.type() == QSqlError::NoError)
         return false;
+    if (dialect == Dialect::Postgres) {
+        const QString state = error.nativeErrorCode();
+        return state.isEmpty() || state.startsWith(QLatin1String("08")) || state.startsWith(QLatin1String("53")) ||
+               state.startsWith(QLatin1String("58")) || state == QLatin1String("25006") ||
+               state == QLatin1String("57P01") || state == QLatin1String("57P02") ||
+               state == QLatin1String("57P03") || state == QLatin1String("XX001") || state == QLatin1String("XX002");
+    }
     bool ok = false;
     const int code = error.nativeErrorCode().toInt(&ok) & 0xff;
     if (!ok)
@@ -281,12 +453,34 @@ bool Database::isStorageFailure(const QSqlError &error)
            code == NotADatabase;
 }
 
+bool Database::isBusy(const QSqlError &error) const
+{
+    if (error.type() == QSqlError::NoError)
+        return false;
+    if (m_dialect == Dialect::Postgres) {
+        const QString state = error.nativeErrorCode();
+        return state == QLatin1String("55P03") || state == QLatin1String("40P01") ||
+               state == QLatin1String("40001") || state == QLatin1String("57014");
+    }
+    bool ok = false;
+    const int code = error.nativeErrorCode().toInt(&ok) & 0xff;
+    return ok && (code == Busy || code == Locked);
+}
+
 void Database::noteFailure(const QSqlError &error)
 {
-    if (!isStorageFailure(error))
+    if (m_dialect == Dialect::Postgres && m_transactionDepth > 0 && m_abortedBy.isEmpty())
+        m_abortedBy = error.text().trimmed();
+    if (!isStorageFailure(error, m_dialect))
         return;
     m_writable = false;
     m_unwritableReason = error.databaseText().isEmpty() ? error.text() : error.databaseText();
+    m_unwritableReason = m_unwritableReason.trimmed();
+    if (m_dialect == Dialect::Postgres) {
+        const QString state = error.nativeErrorCode();
+        m_connectionLost = m_connectionLost || state.isEmpty() || state.startsWith(QLatin1String("08")) ||
+                           state.startsWith(QLatin1String("57P0"));
+    }
 }
 
 // ---- Transaction ----
@@ -302,9 +496,11 @@ Transaction::~Transaction()
 bool Transaction::begin(QString *error)
 {
     const int depth = m_db.m_transactionDepth;
-    const QString sql = depth == 0
-                            ? (m_kind == Kind::Write ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("BEGIN"))
-                            : QStringLiteral("SAVEPOINT sy_%1").arg(depth);
+    QString sql = QStringLiteral("SAVEPOINT sy_%1").arg(depth);
+    if (depth == 0 && m_db.dialect() == Database::Dialect::Sqlite)
+        sql = m_kind == Kind::Write ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("BEGIN");
+    else if (depth == 0)
+        sql = m_kind == Kind::Write ? QStringLiteral("BEGIN") : QStringLiteral("BEGIN ISOLATION LEVEL REPEATABLE READ");
     if (!m_db.exec(sql, error))
         return false;
     m_depth = depth;
@@ -316,6 +512,12 @@ bool Transaction::commit(QString *error)
 {
     if (m_depth < 0 || m_finished) {
         setError(error, QStringLiteral("transaction not active"));
+        return false;
+    }
+    // PostgreSQL answers COMMIT of an aborted transaction with a silent ROLLBACK: report it as the failure it is.
+    if (!m_db.m_abortedBy.isEmpty()) {
+        setError(error, QStringLiteral("transaction aborted by an earlier failed statement: ") + m_db.m_abortedBy);
+        rollback();
         return false;
     }
     const QString sql = m_depth == 0 ? QStringLiteral("COMMIT") : QStringLiteral("RELEASE sy_%1").arg(m_depth);
@@ -342,6 +544,8 @@ void Transaction::rollback()
         m_db.exec(QStringLiteral("RELEASE sy_%1").arg(m_depth), &ignored);
     }
     m_db.m_transactionDepth = m_depth;
+    // Either way the server's transaction is usable again (or gone).
+    m_db.m_abortedBy.clear();
 }
 
 } // namespace sy

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "store/DatabaseLocation.h"
+
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -8,8 +10,28 @@
 
 namespace sy {
 
-// One SQLite connection (QtSql "QSQLITE") with Switchyard's pragmas: WAL, busy_timeout 5000 ms,
-// foreign_keys on, synchronous NORMAL.
+// One database connection: SQLite (QtSql "QSQLITE", with Switchyard's pragmas: WAL, busy_timeout 5000 ms,
+// foreign_keys on, synchronous NORMAL) or PostgreSQL (QtSql "QPSQL": time zone UTC, lock_timeout 5 s, so a
+// lock wait is bounded like SQLite's busy timeout). Which one is decided by the location given to open()
+// (DatabaseLocation: a file path or a postgresql:// URL). dialect() is there for the rare statement that must
+// differ; everything else is written once. Schema rules: Schema.h. Portable SQL for statements:
+//  - Upsert with INSERT ... ON CONFLICT (key columns) DO UPDATE SET c = excluded.c (or DO NOTHING); never
+//    INSERT OR REPLACE / OR IGNORE / REPLACE INTO. Rows changed: QSqlQuery::numRowsAffected(), never
+//    changes(); ids are made by the caller (no last_insert_rowid(), AUTOINCREMENT or rowid; RETURNING works on
+//    both).
+//  - Bind qint64 for milliseconds and 0/1 ints for flags, never a bool QVariant (PostgreSQL refuses a boolean
+//    in a BIGINT column). CAST(x AS BIGINT), not AS INTEGER (32-bit on PostgreSQL). SUM() of integers is
+//    NUMERIC on PostgreSQL: read it with toLongLong()/toDouble().
+//  - Only positional `?` placeholders, each where its type follows from the context (a column compared or
+//    assigned); write CAST(? AS BIGINT) / CAST(? AS TEXT) for a bare `?` (SELECT ?, ? + ?).
+//  - No PRAGMA, sqlite_master, rowid, date functions, GLOB, COLLATE NOCASE or LIMIT -1; LIKE differs in case
+//    handling, so compare lower(a) = lower(?). DDL, SET and transaction control go through exec(sql).
+//  - Transaction::Kind::Write on PostgreSQL is a plain BEGIN (READ COMMITTED), not a database-wide writer
+//    lock: make a read-then-write atomic with one statement (UPDATE ... WHERE version = ?, ON CONFLICT ...
+//    DO UPDATE ... WHERE) checked by numRowsAffected(), or call lockForWrite(scope) first (a no-op on SQLite,
+//    which already serialises writers).
+//  - A failed statement aborts the whole PostgreSQL transaction (commit() then fails and rolls back): a
+//    statement that may fail and be tolerated runs inside a nested Transaction (a savepoint).
 //
 // Threading: a Database is opened, used and destroyed on one thread. QtSql connections must not cross
 // threads, so each Database registers its own uniquely named connection; another thread (the dashboard,
@@ -34,13 +56,21 @@ public:
     Database(const Database &) = delete;
     Database &operator=(const Database &) = delete;
 
-    // Opens (creating the file in ReadWrite mode), applies the pragmas and, in ReadWrite mode, migrates the
-    // schema to the latest version. Fails for a file it cannot open, a schema newer than this build
-    // understands, an older schema it cannot upgrade (ReadOnly mode or read-only file), or a failed migration.
-    bool open(const QString &path, QString *error, OpenMode mode = OpenMode::ReadWrite);
+    using Dialect = SqlDialect;
+
+    // Opens `location` (a SQLite file path, sqlite:///path or postgresql://user[:password]@host[:port]/db, see
+    // DatabaseLocation), creating a SQLite file in ReadWrite mode, applies the connection settings and, in
+    // ReadWrite mode, migrates the schema to the latest version. Fails for a location it cannot open, a schema
+    // newer than this build understands, an older schema it cannot upgrade (ReadOnly mode or read-only file),
+    // or a failed migration. Errors name the location without its password. ReadOnly on PostgreSQL makes every
+    // transaction of the session read-only.
+    bool open(const QString &location, QString *error, OpenMode mode = OpenMode::ReadWrite);
     void close();
     bool isOpen() const;
-    QString path() const { return m_path; }
+    Dialect dialect() const { return m_dialect; }
+    // The location for messages: the SQLite file path, or the PostgreSQL URL with its password redacted.
+    QString location() const { return m_location; }
+    QString path() const { return m_location; }
     QString connectionName() const { return m_connectionName; }
     QSqlDatabase connection() const;
 
@@ -64,28 +94,58 @@ public:
     std::optional<qint64> changeCounter(QString *error = nullptr);
     bool bumpChangeCounter(QString *error);
 
+    // Inside a write transaction: concurrent writers naming the same scope wait for this transaction to end.
+    // PostgreSQL: pg_advisory_xact_lock on a key derived from `scope`. SQLite: nothing to do, BEGIN IMMEDIATE
+    // already holds the database's only write lock.
+    bool lockForWrite(const QString &scope, QString *error);
+
     bool writable() const { return m_writable; }
     QString unwritableReason() const { return m_unwritableReason; }
-    // Tries a small real write (meta.write_probe_ms); updates writable() either way.
+    // Tries a small real write (meta.write_probe_ms); updates writable() either way. On PostgreSQL a
+    // connection that was lost is reopened first.
     bool probeWrite(qint64 nowMs, QString *error);
+    // PostgreSQL: the last storage failure was the connection itself. The next prepare() or exec(sql) outside
+    // a transaction reconnects (at most once a second), so long-lived readers (the dashboard, the secret
+    // store) survive a server restart; writable() still waits for a successful probeWrite().
+    bool connectionLost() const { return m_connectionLost; }
 
-    // SQLite primary result codes that mean the file cannot take writes, as opposed to a statement's own
-    // fault (a constraint) or contention (busy).
-    static bool isStorageFailure(const QSqlError &error);
+    // Errors that mean the database cannot take writes, as opposed to a statement's own fault (a constraint)
+    // or contention (busy). SQLite: the primary result codes READONLY, IOERR, CORRUPT, FULL, CANTOPEN, NOTADB.
+    // PostgreSQL (SQLSTATE): class 08 (connection), 53 (disk full, out of memory, too many connections), 58
+    // (system I/O), 25006 (read-only transaction), 57P01-57P03 (server shutting down), XX001/XX002
+    // (corruption), and an error with no SQLSTATE at all (nothing reached the server).
+    static bool isStorageFailure(const QSqlError &error, Dialect dialect = Dialect::Sqlite);
+    // Contention that a retry may cure: SQLite BUSY/LOCKED; PostgreSQL lock timeout, deadlock, serialization
+    // failure, cancelled statement.
+    bool isBusy(const QSqlError &error) const;
 
 private:
     friend class Transaction;
+    bool openSqlite(const DatabaseLocation &loc, OpenMode mode, QString *error);
+    bool openPostgres(const DatabaseLocation &loc, OpenMode mode, QString *error);
+    bool applyPostgresSession(QString *error);
+    bool reconnectPostgres(QString *error);
+    void reconnectIfLost();
     void noteFailure(const QSqlError &error);
 
     QString m_connectionName;
-    QString m_path;
+    QString m_location; // redacted
+    Dialect m_dialect = Dialect::Sqlite;
+    OpenMode m_mode = OpenMode::ReadWrite;
     bool m_writable = false;
     QString m_unwritableReason;
     int m_transactionDepth = 0;
+    // PostgreSQL: a statement failed inside the open transaction, which the server has therefore aborted.
+    QString m_abortedBy;
+    // PostgreSQL: the last storage failure was about the connection itself; when reconnecting was last tried.
+    bool m_connectionLost = false;
+    qint64 m_lastReconnectMs = -1;
 };
 
-// A write transaction on a Database: BEGIN IMMEDIATE when outermost (taking the write lock up front, so a
-// WAL snapshot never has to be upgraded), a SAVEPOINT when nested. Rolls back unless committed.
+// A write transaction on a Database: BEGIN IMMEDIATE when outermost on SQLite (taking the write lock up front,
+// so a WAL snapshot never has to be upgraded), BEGIN on PostgreSQL; a SAVEPOINT when nested. A Read
+// transaction is a plain BEGIN on SQLite and REPEATABLE READ on PostgreSQL (one snapshot either way). Rolls
+// back unless committed.
 class Transaction
 {
 public:

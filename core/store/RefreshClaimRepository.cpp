@@ -11,8 +11,9 @@ bool RefreshClaimRepository::claim(const QString &accountId, const QString &owne
                                    QString *error)
 {
     QSqlQuery q = m_db.query();
-    // One statement: the insert, or the take-over of an expired claim, happens under SQLite's write lock,
-    // so of two processes racing only one sees a changed row.
+    // One statement: the insert, or the take-over of an expired claim, is atomic (SQLite's write lock;
+    // PostgreSQL's row lock, with the WHERE re-checked on the latest row), so of two racers only one sees a
+    // changed row.
     if (!m_db.prepare(q,
                       QStringLiteral("INSERT INTO refresh_claims (account_id, owner, expires_at_ms) VALUES (?, ?, ?) "
                                      "ON CONFLICT (account_id) DO UPDATE SET owner = excluded.owner, "

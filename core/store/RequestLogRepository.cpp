@@ -182,7 +182,8 @@ QList<RequestLogRecord> RequestLogRepository::recent(int limit, QString *error)
 {
     QList<RequestLogRecord> records;
     QSqlQuery q = m_db.query();
-    // rowid breaks ties between requests started in the same millisecond: later insert, newer.
+    // rowid breaks ties between requests started in the same millisecond: later insert, newer. (SQLite's
+    // implicit rowid; on PostgreSQL an identity column of that name, see Schema.cpp.)
     if (!m_db.prepare(q,
                       QStringLiteral("SELECT ") + kColumns +
                           QStringLiteral(" FROM request_log ORDER BY started_at_ms DESC, rowid DESC LIMIT ?"),

@@ -187,7 +187,84 @@ const QStringList &version4()
     return statements;
 }
 
+// PostgreSQL has no implicit rowid. request_log's "newest first" order breaks ties between requests started in
+// the same millisecond by insert order (RequestLogRepository::recent), so there the column is explicit.
+QStringList postgresOnly(int version)
+{
+    if (version == 1)
+        return {QStringLiteral("ALTER TABLE request_log ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY")};
+    return {};
+}
+
+QString replacementFor(QStringView word)
+{
+    if (word.compare(QLatin1String("INTEGER"), Qt::CaseInsensitive) == 0 ||
+        word.compare(QLatin1String("INT"), Qt::CaseInsensitive) == 0)
+        return QStringLiteral("BIGINT");
+    if (word.compare(QLatin1String("REAL"), Qt::CaseInsensitive) == 0)
+        return QStringLiteral("DOUBLE PRECISION");
+    if (word.compare(QLatin1String("BLOB"), Qt::CaseInsensitive) == 0)
+        return QStringLiteral("BYTEA");
+    return {};
+}
+
+bool isWordChar(QChar c)
+{
+    return c.isLetterOrNumber() || c == QLatin1Char('_') || c == QLatin1Char('$');
+}
+
 } // namespace
+
+QString translateDdl(const QString &sql, SqlDialect dialect)
+{
+    if (dialect == SqlDialect::Sqlite)
+        return sql;
+    QString out;
+    out.reserve(sql.size() + 32);
+    const qsizetype n = sql.size();
+    qsizetype i = 0;
+    while (i < n) {
+        const QChar c = sql.at(i);
+        if (c == QLatin1Char('\'') || c == QLatin1Char('"')) {
+            // A quoted literal or identifier, copied as is; a doubled quote stays inside it.
+            qsizetype end = i + 1;
+            while (end < n) {
+                if (sql.at(end) == c) {
+                    if (end + 1 < n && sql.at(end + 1) == c) {
+                        end += 2;
+                        continue;
+                    }
+                    break;
+                }
+                ++end;
+            }
+            end = qMin(end + 1, n);
+            out += QStringView(sql).mid(i, end - i);
+            i = end;
+        } else if (c == QLatin1Char('-') && i + 1 < n && sql.at(i + 1) == QLatin1Char('-')) {
+            qsizetype end = sql.indexOf(QLatin1Char('\n'), i);
+            if (end < 0)
+                end = n;
+            out += QStringView(sql).mid(i, end - i);
+            i = end;
+        } else if (isWordChar(c)) {
+            qsizetype end = i + 1;
+            while (end < n && isWordChar(sql.at(end)))
+                ++end;
+            const QStringView word = QStringView(sql).mid(i, end - i);
+            const QString replacement = replacementFor(word);
+            if (replacement.isEmpty())
+                out += word;
+            else
+                out += replacement;
+            i = end;
+        } else {
+            out += c;
+            ++i;
+        }
+    }
+    return out;
+}
 
 bool applySchemaVersion(Database &db, int version, QString *error)
 {
@@ -210,9 +287,12 @@ bool applySchemaVersion(Database &db, int version, QString *error)
             *error = QStringLiteral("no migration to schema version %1").arg(version);
         return false;
     }
-    for (const QString &sql : *statements) {
+    QStringList all = *statements;
+    if (db.dialect() == SqlDialect::Postgres)
+        all += postgresOnly(version);
+    for (const QString &sql : std::as_const(all)) {
         QString stepError;
-        if (!db.exec(sql, &stepError)) {
+        if (!db.exec(translateDdl(sql, db.dialect()), &stepError)) {
             if (error)
                 *error = QStringLiteral("schema version %1: %2").arg(version).arg(stepError);
             return false;

@@ -38,7 +38,8 @@ bool SettingsRepository::setValue(const QString &key, const QString &value, QStr
     if (!tx.begin(error))
         return false;
     QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q, QStringLiteral("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)"), error))
+    if (!m_db.prepare(q, QStringLiteral("INSERT INTO settings (key, value) VALUES (?, ?) "
+                                                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value"), error))
         return false;
     q.addBindValue(key);
     q.addBindValue(value);

@@ -18,9 +18,9 @@ class StoreThreadContext : public QObject
 public:
     explicit StoreThreadContext(StoreWorker *owner) : m_owner(owner) {}
 
-    bool open(const QString &path, QString *error)
+    bool open(const QString &location, QString *error)
     {
-        if (!m_db.open(path, error))
+        if (!m_db.open(location, error))
             return false;
         m_reprobe = new QTimer(this);
         QObject::connect(m_reprobe, &QTimer::timeout, this, [this] {
@@ -131,7 +131,7 @@ StoreWorker::~StoreWorker()
     stop();
 }
 
-bool StoreWorker::start(const QString &databasePath, QString *error)
+bool StoreWorker::start(const QString &databaseLocation, QString *error)
 {
     if (m_thread) {
         if (error)
@@ -152,7 +152,7 @@ bool StoreWorker::start(const QString &databasePath, QString *error)
     QMetaObject::invokeMethod(
         m_context,
         [&, context] {
-            opened = context->open(databasePath, &openError);
+            opened = context->open(databaseLocation, &openError);
             if (opened) {
                 context->setReprobeInterval(reprobeMs);
                 context->setPollInterval(pollMs);

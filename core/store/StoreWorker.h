@@ -36,14 +36,15 @@ public:
     ~StoreWorker() override;
 
     // Starts the thread and opens (creating and migrating) the database on it; blocks until that is done.
-    // Fails when the database cannot be opened or upgraded. A database that opens but cannot take writes
-    // starts fine with writable() == false.
-    bool start(const QString &databasePath, QString *error);
+    // `databaseLocation` is what Database::open() takes (a SQLite path or a postgresql:// URL). Fails when the
+    // database cannot be opened or upgraded. A database that opens but cannot take writes starts fine with
+    // writable() == false.
+    bool start(const QString &databaseLocation, QString *error);
     // Runs every job submitted so far, closes the database and ends the thread. Later jobs fail at once.
     void stop();
     bool isRunning() const;
 
-    // Queues a job in a write transaction (BEGIN IMMEDIATE). onDone runs on `context`'s thread (which needs
+    // Queues a job in a write transaction (BEGIN IMMEDIATE on SQLite, BEGIN on PostgreSQL). onDone runs on `context`'s thread (which needs
     // an event loop) after the commit or the failure; it is dropped if context is destroyed first. With a
     // null context onDone runs on the store thread.
     void submit(Job job, QObject *context, Done onDone);
@@ -52,8 +53,8 @@ public:
     // Runs a job on the store thread and waits for it. Never call it from the store thread.
     bool runBlocking(Job job, QString *error, bool write = true);
 
-    // False once a write failed because the database file became read-only, full or unreadable (or it was
-    // so at start). Only a successful probe write (retried every reprobe interval) makes it true again.
+    // False once a write failed because the database became read-only, full or unreadable, or (PostgreSQL) its
+    // connection was lost (or it was so at start). Only a successful probe write (retried every reprobe interval) makes it true again.
     bool writable() const { return m_writable.load(); }
     QString unwritableReason() const;
 

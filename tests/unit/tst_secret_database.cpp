@@ -211,7 +211,7 @@ private slots:
         QVERIFY(store.readTokensBlocking(QStringLiteral("acc_2"), &read).ok);
         QCOMPARE(read, second);
         // A second store with the same key (another replica) reads what the first wrote.
-        DatabaseSecretStore replica(store.databasePath(), key(6));
+        DatabaseSecretStore replica(store.databaseLocation(), key(6));
         QVERIFY(replica.readTokensBlocking(QStringLiteral("acc_2"), &read).ok);
         QCOMPARE(read, second);
     }
@@ -394,7 +394,7 @@ private slots:
         QCOMPARE(getrlimit(RLIMIT_CORE, &core), 0);
         QCOMPARE(core.rlim_cur, rlim_t(0));
         QCOMPARE(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
-        QCOMPARE(db->databasePath(), r.config.sqlitePath());
+        QCOMPARE(db->databaseLocation(), r.config.databaseLocation());
         QVERIFY(db->writeTokensBlocking(QStringLiteral("acc_f"), sampleTokens(QStringLiteral("f"))).ok);
 
         // A key file others may read is refused by the configuration and by the factory.

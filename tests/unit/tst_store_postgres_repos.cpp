@@ -1,0 +1,523 @@
+// The repositories and the database secret store on a real PostgreSQL 15 server (PostgresServer): accounts
+// (dedup, lookup, aliases, runtime state, removal) with the change counter, usage, the request log, anchors
+// and affinity, settings and the pin, refresh claims, token totals, sealed tokens as BYTEA that no dump shows
+// in clear, and two replicas importing the same accounts at once.
+#include "ManualClock.h"
+#include "TestSupport.h"
+#include "accounts/AuthJson.h"
+#include "accounts/DatabaseSecretStore.h"
+#include "accounts/SecretCipher.h"
+#include "lib/PostgresServer.h"
+#include "store/AccountRepository.h"
+#include "store/AnchorRepository.h"
+#include "store/Database.h"
+#include "store/RefreshClaimRepository.h"
+#include "store/RequestLogRepository.h"
+#include "store/SettingsRepository.h"
+#include "store/UsageTotals.h"
+
+#include <QMutex>
+#include <QWaitCondition>
+#include <QSqlQuery>
+#include <QTest>
+#include <QThread>
+
+using namespace sy;
+
+namespace {
+
+AccountRepository::Identity identityFrom(const QString &fixture)
+{
+    QString error;
+    const AuthJsonImport imported = parseAuthJson(test::readTestData(QStringLiteral("auth/") + fixture), &error);
+    if (!error.isEmpty())
+        qFatal("fixture %s: %s", qPrintable(fixture), qPrintable(error));
+    return {imported.chatgptAccountId,       imported.userId,        imported.email, imported.plan,
+            imported.accessTokenExpiresAtMs, imported.lastRefreshMs, std::nullopt};
+}
+
+QVariant scalar(Database &db, const QString &sql)
+{
+    QSqlQuery q = db.query();
+    if (!q.exec(sql) || !q.next())
+        return {};
+    return q.value(0);
+}
+
+SecretKey testKey(char seed)
+{
+    QByteArray k(SecretKey::kBytes, Qt::Uninitialized);
+    for (int i = 0; i < k.size(); ++i)
+        k[i] = char(seed * 31 + i * 7 + 1);
+    return *SecretKey::fromBytes(k);
+}
+
+AuthTokens sampleTokens(const QString &tag)
+{
+    const auto part = [&](const QString &what) {
+        return (what + tag).toUtf8().toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
+    };
+    AuthTokens t;
+    t.accessToken = QString::fromLatin1(part(QStringLiteral("{\"alg\":\"RS256\"}")) + '.' +
+                                        part(QStringLiteral("{\"sub\":\"access\"}")) + '.' +
+                                        part(QStringLiteral("access-signature-")));
+    t.idToken = QString::fromLatin1(part(QStringLiteral("{\"typ\":\"JWT\"}")) + '.' +
+                                    part(QStringLiteral("{\"email\":\"id\"}")) + '.' + part(QStringLiteral("id-sig-")));
+    t.refreshToken = QStringLiteral("rt_refresh_token_value_") + tag;
+    return t;
+}
+
+// Each token and JWT part, raw and hex-encoded (a BYTEA column holding clear text dumps as hex).
+QList<QByteArray> needles(const AuthTokens &t)
+{
+    QList<QByteArray> raw{t.accessToken.toUtf8(), t.refreshToken.toUtf8(), t.idToken.toUtf8()};
+    for (const QString &jwt : {t.accessToken, t.idToken}) {
+        for (const QString &p : jwt.split(QLatin1Char('.')))
+            raw << p.toUtf8();
+    }
+    QList<QByteArray> out = raw;
+    for (const QByteArray &r : raw)
+        out << r.toHex();
+    return out;
+}
+
+QByteArray firstHit(const QByteArray &haystack, const QList<QByteArray> &needles)
+{
+    for (const QByteArray &n : needles) {
+        if (haystack.contains(n))
+            return n;
+    }
+    return {};
+}
+
+// Lets two threads start each step together, so their look-up-then-insert sequences really overlap.
+class Barrier
+{
+public:
+    void arriveAndWait()
+    {
+        QMutexLocker lock(&m_mutex);
+        const int generation = m_generation;
+        if (++m_arrived == 2) {
+            m_arrived = 0;
+            ++m_generation;
+            m_all.wakeAll();
+            return;
+        }
+        while (generation == m_generation)
+            m_all.wait(&m_mutex);
+    }
+
+private:
+    QMutex m_mutex;
+    QWaitCondition m_all;
+    int m_arrived = 0;
+    int m_generation = 0;
+};
+
+class UpsertThread : public QThread
+{
+public:
+    UpsertThread(QString url, QList<AccountRepository::Identity> ids, Barrier *barrier)
+        : m_url(std::move(url)), m_ids(std::move(ids)), m_barrier(barrier)
+    {
+    }
+    QStringList failures;
+
+protected:
+    void run() override
+    {
+        Database db;
+        QString error;
+        const bool opened = db.open(m_url, &error);
+        if (!opened)
+            failures << error;
+        AccountRepository accounts(db);
+        for (const auto &identity : std::as_const(m_ids)) {
+            m_barrier->arriveAndWait();
+            if (opened && !accounts.upsert(identity, &error))
+                failures << error;
+        }
+    }
+
+private:
+    QString m_url;
+    QList<AccountRepository::Identity> m_ids;
+    Barrier *m_barrier;
+};
+
+} // namespace
+
+class tst_StorePostgresRepos : public QObject
+{
+    Q_OBJECT
+
+    test::PostgresServer m_pg;
+    // Milliseconds far past 2^31 (as every real timestamp): a 32-bit column would overflow.
+    test::ManualClock m_clock{4102444800000LL};
+    int m_counter = 0;
+    QString m_url;
+    QString m_database;
+    std::unique_ptr<Database> m_db;
+
+    QString addAccount(const QString &fixture, const std::optional<QString> &alias = std::nullopt)
+    {
+        AccountRepository::Identity identity = identityFrom(fixture);
+        identity.alias = alias;
+        QString error;
+        const auto result = AccountRepository(*m_db, m_clock).upsert(identity, &error);
+        if (!result)
+            qFatal("upsert %s: %s", qPrintable(fixture), qPrintable(error));
+        return result->id;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QString error;
+        QVERIFY2(m_pg.start(&error), qPrintable(error));
+    }
+
+    void init()
+    {
+        m_database = QStringLiteral("r%1").arg(++m_counter);
+        QString error;
+        QVERIFY2(m_pg.createDatabase(m_database, &error), qPrintable(error));
+        m_url = m_pg.url(m_database);
+        m_db = std::make_unique<Database>();
+        QVERIFY2(m_db->open(m_url, &error), qPrintable(error));
+    }
+
+    void cleanup() { m_db.reset(); }
+
+    void accountsCrudAndChangeCounter()
+    {
+        AccountRepository accounts(*m_db, m_clock);
+        QString error;
+        const auto alice = accounts.upsert(identityFrom(QStringLiteral("personal-alice.json")), &error);
+        QVERIFY2(alice && alice->created, qPrintable(error));
+        const auto aliceTeam = accounts.upsert(identityFrom(QStringLiteral("team-alice.json")), &error);
+        QVERIFY(aliceTeam && aliceTeam->created && aliceTeam->id != alice->id);
+        const auto bob = accounts.upsert(identityFrom(QStringLiteral("team-bob.json")), &error);
+        QVERIFY(bob && bob->created);
+        QCOMPARE(accounts.list().size(), 3);
+        QCOMPARE(m_db->changeCounter(), std::optional<qint64>(3));
+        QCOMPARE(accounts.find(alice->id)->createdAtMs, 4102444800000LL);
+
+        // Re-import: same row, fresh tokens lift reauth_required.
+        QVERIFY(accounts.setStatus(aliceTeam->id, QStringLiteral("reauth_required"), QStringLiteral("401"), &error));
+        m_clock.advance(60000);
+        AccountRepository::Identity again = identityFrom(QStringLiteral("team-alice.json"));
+        again.plan = QStringLiteral("business");
+        again.tokenExpiresAtMs = 4200000000000LL;
+        const auto reimported = accounts.upsert(again, &error);
+        QVERIFY2(reimported && !reimported->created, qPrintable(error));
+        QCOMPARE(reimported->id, aliceTeam->id);
+        AccountRecord a = *accounts.find(aliceTeam->id);
+        QCOMPARE(a.plan, QStringLiteral("business"));
+        QCOMPARE(a.status, QStringLiteral("active"));
+        QVERIFY(a.statusReason.isEmpty());
+        QCOMPARE(a.tokenExpiresAtMs, std::optional<qint64>(4200000000000LL));
+        QCOMPARE(a.updatedAtMs, m_clock.nowMs());
+        QCOMPARE(accounts.list().size(), 3);
+
+        // Lookup by id, alias and email (any case); aliases unique.
+        QVERIFY2(accounts.setAlias(bob->id, QStringLiteral("main"), &error), qPrintable(error));
+        QVERIFY(!accounts.setAlias(alice->id, QStringLiteral("main"), &error));
+        QVERIFY2(error.contains(QLatin1String("already used")), qPrintable(error));
+        QCOMPARE(accounts.findByRef(QStringLiteral("main")).account->id, bob->id);
+        QCOMPARE(accounts.findByRef(bob->id).account->id, bob->id);
+        const auto byEmail = accounts.findByRef(QStringLiteral("ALICE@example.test"));
+        QCOMPARE(byEmail.matches.size(), 2);
+        QVERIFY2(byEmail.error.contains(QLatin1String("ambiguous")), qPrintable(byEmail.error));
+
+        // Runtime state: no counter bump; user-visible changes bump.
+        const qint64 before = *m_db->changeCounter();
+        QVERIFY(accounts.setCooldown(alice->id, m_clock.nowMs() + 30000, 2, &error));
+        QVERIFY(accounts.touchSelected(alice->id, &error));
+        QVERIFY(accounts.setTokenTimes(alice->id, 4300000000000LL, m_clock.nowMs(), &error));
+        QCOMPARE(*m_db->changeCounter(), before);
+        QVERIFY(accounts.setSlotCount(alice->id, 2, &error));
+        QCOMPARE(*m_db->changeCounter(), before + 1);
+        a = *accounts.find(alice->id);
+        QCOMPARE(a.cooldownUntilMs, std::optional<qint64>(m_clock.nowMs() + 30000));
+        QCOMPARE(a.consecutiveFailures, 2);
+        QCOMPARE(a.lastSelectedMs, std::optional<qint64>(m_clock.nowMs()));
+        QCOMPARE(a.tokenExpiresAtMs, std::optional<qint64>(4300000000000LL));
+        QCOMPARE(a.slotCount, std::optional<int>(2));
+        QVERIFY(accounts.setCooldown(alice->id, std::nullopt, 0, &error));
+        QVERIFY(!accounts.find(alice->id)->cooldownUntilMs);
+        QVERIFY(!accounts.touchSelected(QStringLiteral("acc_missing"), &error));
+        QVERIFY(!accounts.setStatus(alice->id, QStringLiteral("sleepy"), QString(), &error));
+
+        // Removal cascades to usage, anchors, affinity and the pin; the request log stays.
+        UsageRecord u;
+        u.accountId = alice->id;
+        u.observedAtMs = m_clock.nowMs();
+        QVERIFY(accounts.saveUsage(u, &error));
+        QVERIFY(AnchorRepository(*m_db, m_clock).remember(QStringLiteral("resp_1"), alice->id, &error));
+        QVERIFY(AffinityRepository(*m_db, m_clock).set(QStringLiteral("s1"), alice->id, &error));
+        QVERIFY(SettingsRepository(*m_db).setPin(alice->id, true, &error));
+        RequestLogRecord r;
+        r.requestId = QStringLiteral("req_1");
+        r.route = QStringLiteral("/v1/responses");
+        r.status = QStringLiteral("completed");
+        r.accountId = alice->id;
+        QVERIFY(RequestLogRepository(*m_db).insert(r, &error));
+        QVERIFY2(accounts.remove(alice->id, &error), qPrintable(error));
+        QVERIFY(!accounts.find(alice->id));
+        QVERIFY(!accounts.loadUsage(alice->id));
+        QVERIFY(!AnchorRepository(*m_db).ownerOf(QStringLiteral("resp_1")));
+        QVERIFY(!AffinityRepository(*m_db).accountFor(QStringLiteral("s1")));
+        QVERIFY(!SettingsRepository(*m_db).pin());
+        QCOMPARE(RequestLogRepository(*m_db).recent(10).size(), 1);
+        QVERIFY(!accounts.remove(alice->id, &error));
+        QVERIFY(m_db->writable());
+    }
+
+    void usageKeepsUnknownsNullAndReplacesWhole()
+    {
+        const QString id = addAccount(QStringLiteral("personal-alice.json"));
+        AccountRepository accounts(*m_db, m_clock);
+        UsageRecord u;
+        u.accountId = id;
+        u.primary.usedPercent = 12.5;
+        u.primary.windowMinutes = 300;
+        u.secondary.resetAtMs = 4102444800123LL;
+        u.hasCredits = false;
+        u.creditsBalance = 0.1;
+        u.observedAtMs = m_clock.nowMs();
+        QString error;
+        QVERIFY2(accounts.saveUsage(u, &error), qPrintable(error));
+        UsageRecord back = *accounts.loadUsage(id);
+        QCOMPARE(back.primary.usedPercent, std::optional<double>(12.5));
+        QCOMPARE(back.primary.windowMinutes, std::optional<int>(300));
+        QVERIFY(!back.primary.resetAtMs);
+        QCOMPARE(back.secondary.resetAtMs, std::optional<qint64>(4102444800123LL));
+        QCOMPARE(back.hasCredits, std::optional<bool>(false));
+        QCOMPARE(back.creditsBalance, std::optional<double>(0.1)); // double precision, not a 4-byte real
+        QVERIFY(!back.unlimited);
+        // The next observation replaces the row, unknowns included.
+        UsageRecord next;
+        next.accountId = id;
+        next.unlimited = true;
+        next.observedAtMs = m_clock.nowMs() + 1;
+        QVERIFY2(accounts.saveUsage(next, &error), qPrintable(error));
+        back = *accounts.loadUsage(id);
+        QVERIFY(!back.primary.usedPercent && !back.hasCredits);
+        QCOMPARE(back.unlimited, std::optional<bool>(true));
+        QCOMPARE(back.observedAtMs, m_clock.nowMs() + 1);
+        QCOMPARE(accounts.loadAllUsage().size(), 1);
+    }
+
+    void requestLogInsertListAndTotals()
+    {
+        RequestLogRepository log(*m_db);
+        QString error;
+        RequestLogRecord full;
+        full.requestId = QStringLiteral("req_full");
+        full.startedAtMs = m_clock.nowMs();
+        full.route = QStringLiteral("/backend-api/codex/responses");
+        full.model = QStringLiteral("gpt-5-codex");
+        full.sessionKey = QStringLiteral("0199-session");
+        full.accountId = QStringLiteral("acc_0123456789ab");
+        full.accountAlias = QStringLiteral("work");
+        full.chatgptAccountId = QStringLiteral("11111111-aaaa-4aaa-8aaa-000000000001");
+        full.status = QStringLiteral("completed");
+        full.upstreamRequestId = QStringLiteral("up-42");
+        full.attempts = {{QStringLiteral("acc_other"), QStringLiteral("proxy-eu"), QStringLiteral("rate_limited"), 12},
+                         {QStringLiteral("acc_0123456789ab"), std::nullopt, QStringLiteral("completed"), 880}};
+        full.blockedBy = {QStringLiteral("acc_paused:paused")};
+        full.latency = {0, 3, 40, 900};
+        full.tokens = {10, 0, 20, 0, 3000000000LL};
+        QVERIFY2(log.insert(full, &error), qPrintable(error));
+        QVERIFY(*log.find(QStringLiteral("req_full")) == full);
+
+        const auto minimal = [&](const QString &id, qint64 at) {
+            RequestLogRecord r;
+            r.requestId = id;
+            r.startedAtMs = at;
+            r.route = QStringLiteral("/v1/chat/completions");
+            r.status = QStringLiteral("rejected");
+            r.accountId = QStringLiteral("acc_0123456789ab");
+            r.tokens.input = 5;
+            return r;
+        };
+        const qint64 t = m_clock.nowMs();
+        QVERIFY(log.insert(minimal(QStringLiteral("req_b"), t + 2000), &error));
+        QVERIFY(log.insert(minimal(QStringLiteral("req_a"), t + 1000), &error));
+        QVERIFY(log.insert(minimal(QStringLiteral("req_c"), t + 3000), &error));
+        QVERIFY(log.insert(minimal(QStringLiteral("req_c2"), t + 3000), &error)); // same ms, inserted later
+        const QList<RequestLogRecord> recent = log.recent(3, &error);
+        QCOMPARE(recent.size(), 3);
+        QCOMPARE(recent.at(0).requestId, QStringLiteral("req_c2"));
+        QCOMPARE(recent.at(1).requestId, QStringLiteral("req_c"));
+        QCOMPARE(recent.at(2).requestId, QStringLiteral("req_b"));
+        QCOMPARE(log.recent(100).size(), 5);
+        QVERIFY(!recent.at(0).model && !recent.at(0).latency.totalMs);
+        QVERIFY(!log.insert(minimal(QStringLiteral("req_a"), t), &error)); // primary key
+
+        error.clear();
+        const QHash<QString, TokenTotals> totals = tokenTotalsByAccount(*m_db, t, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const TokenTotals acc = totals.value(QStringLiteral("acc_0123456789ab"));
+        QCOMPARE(acc.requests, 5LL);
+        QCOMPARE(acc.input, 30LL);
+        QCOMPARE(acc.output, 20LL);
+        QCOMPARE(acc.total, 3000000000LL);
+        QCOMPARE(tokenTotalsByAccount(*m_db, t + 2500, &error).value(QStringLiteral("acc_0123456789ab")).requests, 2LL);
+    }
+
+    void anchorsAndAffinity()
+    {
+        const QString a = addAccount(QStringLiteral("personal-alice.json"));
+        const QString b = addAccount(QStringLiteral("team-bob.json"));
+        AnchorRepository anchors(*m_db, m_clock);
+        QString error;
+        QVERIFY2(anchors.remember(QStringLiteral("resp_a"), a, &error), qPrintable(error));
+        QCOMPARE(anchors.ownerOf(QStringLiteral("resp_a")), std::optional<QString>(a));
+        QVERIFY(anchors.remember(QStringLiteral("resp_a"), b, &error)); // re-anchored: the later owner wins
+        QCOMPARE(anchors.ownerOf(QStringLiteral("resp_a")), std::optional<QString>(b));
+        QVERIFY(!anchors.ownerOf(QStringLiteral("resp_unknown"), &error));
+        QVERIFY(!anchors.remember(QStringLiteral("resp_x"), QStringLiteral("acc_ghost"), &error)); // foreign key
+        m_clock.advance(1000);
+        QVERIFY(anchors.remember(QStringLiteral("resp_b"), b, &error));
+        QCOMPARE(anchors.pruneOlderThan(m_clock.nowMs(), &error), 1);
+        QVERIFY(!anchors.ownerOf(QStringLiteral("resp_a")));
+        QCOMPARE(anchors.ownerOf(QStringLiteral("resp_b")), std::optional<QString>(b));
+
+        AffinityRepository affinity(*m_db, m_clock);
+        QVERIFY(affinity.set(QStringLiteral("s1"), a, &error));
+        QVERIFY(affinity.set(QStringLiteral("s1"), b, &error));
+        QCOMPARE(affinity.accountFor(QStringLiteral("s1")), std::optional<QString>(b));
+        QCOMPARE(affinity.pruneOlderThan(m_clock.nowMs() + 1, &error), 1);
+        QVERIFY(!affinity.accountFor(QStringLiteral("s1")));
+    }
+
+    void settingsPinAndStrategy()
+    {
+        const QString id = addAccount(QStringLiteral("personal-alice.json"));
+        SettingsRepository settings(*m_db);
+        QString error;
+        QVERIFY(!settings.pin());
+        const qint64 before = *m_db->changeCounter();
+        QVERIFY(!settings.setPin(QStringLiteral("acc_nobody"), false, &error));
+        QVERIFY2(settings.setPin(id, true, &error), qPrintable(error));
+        QCOMPARE(settings.pin()->accountId, id);
+        QVERIFY(settings.pin()->strict);
+        QVERIFY(settings.setPin(id, false, &error)); // overwrites the existing rows
+        QVERIFY(!settings.pin()->strict);
+        QVERIFY(settings.clearPin(&error));
+        QVERIFY(!settings.pin());
+        QVERIFY(settings.setStrategy(QStringLiteral("round_robin"), &error));
+        QVERIFY(settings.setStrategy(QStringLiteral("fill_first"), &error));
+        QCOMPARE(settings.strategy(), QStringLiteral("fill_first"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM settings WHERE key = 'strategy'")).toInt(), 1);
+        QVERIFY(*m_db->changeCounter() > before + 4);
+    }
+
+    void refreshClaimsAreSingleFlight()
+    {
+        RefreshClaimRepository claims(*m_db);
+        QString error;
+        const qint64 now = m_clock.nowMs();
+        QVERIFY(claims.claim(QStringLiteral("acc_1"), QStringLiteral("replica-a"), now, 30000, &error));
+        QCOMPARE(claims.heldUntil(QStringLiteral("acc_1"), &error), std::optional<qint64>(now + 30000));
+        QVERIFY(!claims.claim(QStringLiteral("acc_1"), QStringLiteral("replica-b"), now + 1000, 30000, &error));
+        QVERIFY(error.isEmpty());
+        QVERIFY(claims.release(QStringLiteral("acc_1"), QStringLiteral("replica-b"), &error)); // not the holder
+        QVERIFY(claims.heldUntil(QStringLiteral("acc_1"), &error));
+        // Expired: another replica takes it over.
+        QVERIFY(claims.claim(QStringLiteral("acc_1"), QStringLiteral("replica-b"), now + 31000, 30000, &error));
+        QCOMPARE(claims.heldUntil(QStringLiteral("acc_1"), &error), std::optional<qint64>(now + 61000));
+        QVERIFY(claims.release(QStringLiteral("acc_1"), QStringLiteral("replica-a"), &error)); // stale holder
+        QVERIFY(claims.heldUntil(QStringLiteral("acc_1"), &error));
+        QVERIFY(claims.release(QStringLiteral("acc_1"), QStringLiteral("replica-b"), &error));
+        QVERIFY(!claims.heldUntil(QStringLiteral("acc_1"), &error));
+    }
+
+    // Sealed tokens round-trip through BYTEA, and a full dump of the database never shows a token.
+    void secretStoreRoundTripAndNoTokenInClear()
+    {
+        QList<QByteArray> secrets;
+        {
+            DatabaseSecretStore store(m_url, testKey(6));
+            AuthTokens read;
+            QCOMPARE(store.readTokensBlocking(QStringLiteral("acc_1"), &read).error, SecretError::NotFound);
+            for (int i = 0; i < 4; ++i) {
+                const AuthTokens t = sampleTokens(QStringLiteral("first%1").arg(i));
+                secrets << needles(t);
+                const SecretOutcome o = store.writeTokensBlocking(QStringLiteral("acc_%1").arg(i), t);
+                QVERIFY2(o.ok, qPrintable(o.errorText));
+            }
+            const AuthTokens rotated = sampleTokens(QStringLiteral("rotated"));
+            secrets << needles(rotated);
+            QVERIFY(store.writeTokensBlocking(QStringLiteral("acc_1"), rotated).ok);
+            SecretOutcome o = store.readTokensBlocking(QStringLiteral("acc_1"), &read);
+            QVERIFY2(o.ok, qPrintable(o.errorText));
+            QCOMPARE(read, rotated);
+            QVERIFY(store.removeTokensBlocking(QStringLiteral("acc_0")).ok);
+            QCOMPARE(store.readTokensBlocking(QStringLiteral("acc_0"), &read).error, SecretError::NotFound);
+            // Another replica with the same key reads it; one with another key is told so.
+            DatabaseSecretStore replica(m_url, testKey(6));
+            QVERIFY(replica.readTokensBlocking(QStringLiteral("acc_2"), &read).ok);
+            QCOMPARE(read, sampleTokens(QStringLiteral("first2")));
+            DatabaseSecretStore stranger(m_url, testKey(7));
+            o = stranger.readTokensBlocking(QStringLiteral("acc_2"), &read);
+            QVERIFY(!o.ok);
+            QVERIFY2(o.errorText.contains(QLatin1String("another key")), qPrintable(o.errorText));
+        }
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM account_secrets")).toInt(), 3);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT octet_length(nonce) FROM account_secrets "
+                                              "WHERE account_id = 'acc_1'"))
+                     .toInt(),
+                 24);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT nonce FROM account_secrets WHERE account_id = 'acc_1'"))
+                     .metaType()
+                     .id(),
+                 QMetaType::QByteArray);
+
+        QByteArray dump;
+        QString error;
+        QVERIFY2(m_pg.dump(m_database, &dump, &error), qPrintable(error));
+        QVERIFY2(dump.contains("COPY public.account_secrets"), dump.left(2000).constData());
+        const QByteArray hit = firstHit(dump, secrets);
+        QVERIFY2(hit.isEmpty(), hit.constData());
+        // The scan has teeth: the same token stored in clear (text, and bytes in a BYTEA column) is found.
+        QSqlQuery q = m_db->query();
+        QVERIFY(q.prepare(QStringLiteral("INSERT INTO settings (key, value) VALUES ('leak', ?)")));
+        q.addBindValue(sampleTokens(QStringLiteral("first3")).refreshToken);
+        QVERIFY(q.exec());
+        QVERIFY(q.prepare(QStringLiteral("INSERT INTO account_secrets VALUES ('acc_leak', 1, 'k', ?, ?, 0)")));
+        q.addBindValue(QByteArray("n"));
+        q.addBindValue(sampleTokens(QStringLiteral("first1")).accessToken.toUtf8());
+        QVERIFY2(q.exec(), qPrintable(q.lastError().text()));
+        QVERIFY2(m_pg.dump(m_database, &dump, &error), qPrintable(error));
+        QVERIFY(!firstHit(dump, secrets).isEmpty());
+        QVERIFY(dump.contains(sampleTokens(QStringLiteral("first3")).refreshToken.toUtf8()));
+        QVERIFY(dump.contains(sampleTokens(QStringLiteral("first1")).accessToken.toUtf8().toHex()));
+    }
+
+    // Two replicas importing the same accounts at the same moment: no failure, no duplicate.
+    void concurrentImportsOfTheSameAccounts()
+    {
+        QList<AccountRepository::Identity> ids;
+        for (int i = 0; i < 25; ++i)
+            ids << AccountRepository::Identity{QStringLiteral("ws-%1").arg(i), QStringLiteral("user"),
+                                               QStringLiteral("u%1@example.test").arg(i), QStringLiteral("plus"),
+                                               std::nullopt, std::nullopt, std::nullopt};
+        Barrier barrier;
+        UpsertThread a(m_url, ids, &barrier);
+        UpsertThread b(m_url, ids, &barrier);
+        a.start();
+        b.start();
+        QVERIFY(a.wait(60000) && b.wait(60000));
+        QVERIFY2(a.failures.isEmpty(), qPrintable(a.failures.join(u'\n')));
+        QVERIFY2(b.failures.isEmpty(), qPrintable(b.failures.join(u'\n')));
+        QCOMPARE(AccountRepository(*m_db).list().size(), 25);
+        QCOMPARE(*m_db->changeCounter(), 50LL);
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_StorePostgresRepos)
+#include "tst_store_postgres_repos.moc"
