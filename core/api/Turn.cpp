@@ -8,6 +8,7 @@
 #include "routing/Cooldown.h"
 #include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
+#include "upstream/egress/EgressSelector.h"
 #include "util/Ids.h"
 
 #include <QJsonArray>
@@ -59,6 +60,8 @@ Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *
             m_call->resume();
     });
     connect(m_s.pool, &AccountPool::slotFreed, this, &Turn::onSlotFreed);
+    m_egress = m_s.egress ? m_s.egress->beginRequest() : std::make_unique<EgressRequest>(nullptr, *m_s.clock);
+    connect(m_egress.get(), &EgressRequest::budgetExhausted, this, &Turn::onEgressBudgetExhausted);
 }
 
 Turn::~Turn()
@@ -243,6 +246,11 @@ void Turn::dispatch(const QString &accountId)
     m_holdingSlot = true;
     const AccountPool::Account *account = m_s.pool->account(accountId);
     Q_ASSERT(account);
+    const EgressDecision egress = m_egress->nextAttempt(accountId, account->record.alias);
+    if (!egress.allowed()) {
+        egressRefused(accountId, egress);
+        return;
+    }
     if (!m_sessionKey.isEmpty())
         m_s.pool->bindSession(m_sessionKey, accountId);
 
@@ -252,9 +260,13 @@ void Turn::dispatch(const QString &accountId)
     req.headers = upstreamHeaders(*m_request, *account, m_requestId.toLatin1(), true);
     m_attemptAccessToken = account->tokens.accessToken;
     req.body = m_upstreamBody;
+    req.egress = egress.upstreamEgress();
     m_attemptStartMs = m_s.clock->monotonicMs();
     m_budget.beginAttempt();
     m_call = m_s.upstream->start(req);
+    // Recorded from the call, whose pooled connection is keyed by this egress proxy: the one that carries it.
+    m_attemptEgress = m_call->egressName().isEmpty() ? std::nullopt : std::optional<QString>(m_call->egressName());
+    m_egress->watch(m_call);
     connect(m_call, &UpstreamCall::requestSent, this, &Turn::onRequestSent);
     connect(m_call, &UpstreamCall::headersReceived, this, &Turn::onHeaders);
     connect(m_call, &UpstreamCall::sseEvent, this, &Turn::onEvent);
@@ -348,7 +360,7 @@ void Turn::onEvent(const SseEvent &event)
                               .value(QLatin1String("code")).toString(QStringLiteral("response_failed"));
         if (!m_sink->responseId().isEmpty())
             m_s.pool->rememberAnchor(m_sink->responseId(), m_accountId);
-        m_attempts.append({m_accountId, status, m_s.clock->monotonicMs() - m_attemptStartMs});
+        noteAttempt(status);
         letCallFinish();
         settle(status, [this, bytes] {
             if (!m_response)
@@ -401,7 +413,7 @@ void Turn::onFinished(UpstreamCall::Outcome outcome, const QString &detail)
         attemptFailed(QStringLiteral("stream_lost"), f, 0, {});
         return;
     }
-    m_attempts.append({m_accountId, QStringLiteral("stream_lost"), m_s.clock->monotonicMs() - m_attemptStartMs});
+    noteAttempt(QStringLiteral("stream_lost"));
     fail(QStringLiteral("failed"), QString(), QStringLiteral("upstream_stream_lost"),
          QStringLiteral("The upstream connection ended before the response completed."));
 }
