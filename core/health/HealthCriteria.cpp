@@ -196,7 +196,7 @@ HealthCriterion requestsCriterion(const HealthInputs &in)
         ++checked;
         for (const QString &problem : rowProblems(in, r)) {
             if (problems.size() < 20)
-                problems.append(r.requestId + QStringLiteral(": ") + problem);
+                problems.append(QString(r.requestId + QStringLiteral(": ") + problem));
             c.ok = false;
         }
     }
