@@ -1,13 +1,11 @@
 #include "CliSupport.h"
 #include "Commands.h"
-
 #include "accounts/SecretStore.h"
 #include "accounts/SecretStoreFactory.h"
 #include "health/HealthCheck.h"
 #include "store/Database.h"
 
 #include <QFileInfo>
-
 #include <memory>
 
 namespace sy::app {

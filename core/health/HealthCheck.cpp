@@ -64,12 +64,14 @@ HealthReport runHealthCheck(const Config &config, Database *db, const QString &s
         if (creds)
             credentials.insert(p.name, {creds->user, creds->password});
         else
-            in.credentialProblems.insert(p.name, outcome.ok ? QStringLiteral("the keychain entry is not egress credentials")
-                                                            : outcome.errorText);
+            in.credentialProblems.insert(p.name, outcome.ok
+                                                     ? QStringLiteral("the keychain entry is not egress credentials")
+                                                     : outcome.errorText);
     }
     const QUrl &upstream = config.upstreamUrl;
     const bool tls = upstream.scheme() == QLatin1String("https");
-    ProxyHandshake probe(upstream.host(), quint16(upstream.port(tls ? 443 : 80)), qMax(1, config.budgets.connectS) * 1000);
+    ProxyHandshake probe(upstream.host(), quint16(upstream.port(tls ? 443 : 80)),
+                         qMax(1, config.budgets.connectS) * 1000);
     in.probes = probe.runAndWait(config.egress.proxies, credentials);
     return evaluateHealth(in);
 }

@@ -5,7 +5,6 @@
 
 #include <QJsonArray>
 #include <QSet>
-
 #include <algorithm>
 
 namespace sy {
@@ -53,10 +52,11 @@ HealthCriterion configCriterion(const HealthInputs &in)
     }
     if (!in.storeOk && !in.config->egress.accountBindings.isEmpty())
         problems << unavailable(in);
-    c.facts = QJsonObject{{QStringLiteral("file"), in.config->configFile.isEmpty() ? QJsonValue() : QJsonValue(in.config->configFile)},
-                          {QStringLiteral("egress_proxies"), int(in.config->egress.proxies.size())},
-                          {QStringLiteral("egress_pools"), int(in.config->egress.pools.size())},
-                          {QStringLiteral("bindings"), bindings}};
+    c.facts = QJsonObject{
+        {QStringLiteral("file"), in.config->configFile.isEmpty() ? QJsonValue() : QJsonValue(in.config->configFile)},
+        {QStringLiteral("egress_proxies"), int(in.config->egress.proxies.size())},
+        {QStringLiteral("egress_pools"), int(in.config->egress.pools.size())},
+        {QStringLiteral("bindings"), bindings}};
     c.ok = problems.isEmpty();
     c.detail = c.ok ? QStringLiteral("valid; %1 binding(s) resolve to one account each").arg(bindings.size())
                     : problems.join(QStringLiteral("; "));
@@ -75,11 +75,12 @@ HealthCriterion poolCriterion(const HealthInputs &in, const EgressPoolSpec &pool
         reached += probe.reached ? 1 : 0;
         if (!credentials.isEmpty())
             locked << name;
-        members.append(QJsonObject{{QStringLiteral("proxy"), name},
-                                   {QStringLiteral("reached"), probe.reached},
-                                   {QStringLiteral("detail"), probe.detail},
-                                   {QStringLiteral("elapsed_ms"), probe.elapsedMs < 0 ? QJsonValue() : QJsonValue(probe.elapsedMs)},
-                                   {QStringLiteral("credentials_problem"), credentials.isEmpty() ? QJsonValue() : QJsonValue(credentials)}});
+        members.append(QJsonObject{
+            {QStringLiteral("proxy"), name},
+            {QStringLiteral("reached"), probe.reached},
+            {QStringLiteral("detail"), probe.detail},
+            {QStringLiteral("elapsed_ms"), probe.elapsedMs < 0 ? QJsonValue() : QJsonValue(probe.elapsedMs)},
+            {QStringLiteral("credentials_problem"), credentials.isEmpty() ? QJsonValue() : QJsonValue(credentials)}});
     }
     c.facts = QJsonObject{{QStringLiteral("strategy"), egressStrategyName(pool.strategy)},
                           {QStringLiteral("members"), members},
@@ -113,7 +114,8 @@ QList<HealthCriterion> accountCriteria(const HealthInputs &in)
         QStringList problems;
         if (a.status == QLatin1String("reauth_required") || a.status == QLatin1String("deactivated"))
             problems << QStringLiteral("%1: needs the user (%2)").arg(a.status, a.statusReason);
-        for (const auto &[name, w] : {std::pair{QStringLiteral("5h"), u.primary}, std::pair{QStringLiteral("weekly"), u.secondary}}) {
+        for (const auto &[name, w] :
+             {std::pair{QStringLiteral("5h"), u.primary}, std::pair{QStringLiteral("weekly"), u.secondary}}) {
             if (w.usedPercent && (*w.usedPercent < 0 || *w.usedPercent > 100))
                 problems << QStringLiteral("%1 window used %2%").arg(name).arg(*w.usedPercent);
         }
@@ -126,8 +128,10 @@ QList<HealthCriterion> accountCriteria(const HealthInputs &in)
             {QStringLiteral("account_id"), a.id},
             {QStringLiteral("status"), a.status},
             {QStringLiteral("cooldown_until_ms"), a.cooldownUntilMs ? QJsonValue(*a.cooldownUntilMs) : QJsonValue()},
-            {QStringLiteral("primary_used_percent"), u.primary.usedPercent ? QJsonValue(*u.primary.usedPercent) : QJsonValue()},
-            {QStringLiteral("secondary_used_percent"), u.secondary.usedPercent ? QJsonValue(*u.secondary.usedPercent) : QJsonValue()}};
+            {QStringLiteral("primary_used_percent"),
+             u.primary.usedPercent ? QJsonValue(*u.primary.usedPercent) : QJsonValue()},
+            {QStringLiteral("secondary_used_percent"),
+             u.secondary.usedPercent ? QJsonValue(*u.secondary.usedPercent) : QJsonValue()}};
         out.append(c);
     }
     return out;
@@ -176,7 +180,8 @@ QStringList rowProblems(const HealthInputs &in, const RequestLogRecord &r)
         const bool failedAttempt = a.outcome != QLatin1String("completed") && a.outcome != QLatin1String("cancelled");
         if (!completed && failedAttempt && r.status != QLatin1String("cancelled") &&
             !r.blockedBy.contains(ownReason(a.outcome, a.egressProxy.has_value())))
-            p << QStringLiteral("attempt outcome %1 has no %2 in blocked_by").arg(a.outcome, ownReason(a.outcome, a.egressProxy.has_value()));
+            p << QStringLiteral("attempt outcome %1 has no %2 in blocked_by")
+                     .arg(a.outcome, ownReason(a.outcome, a.egressProxy.has_value()));
     }
     return p;
 }
@@ -203,8 +208,9 @@ HealthCriterion requestsCriterion(const HealthInputs &in)
     c.facts = QJsonObject{{QStringLiteral("rows_checked"), checked},
                           {QStringLiteral("since_ms"), in.configSinceMs},
                           {QStringLiteral("problems"), problems}};
-    c.detail = c.ok ? QStringLiteral("%1 recent request(s) agree with the configuration and their attempts").arg(checked)
-                    : problems.first().toString();
+    c.detail = c.ok
+                   ? QStringLiteral("%1 recent request(s) agree with the configuration and their attempts").arg(checked)
+                   : problems.first().toString();
     return c;
 }
 
@@ -236,7 +242,11 @@ HealthCriterion aggregatesCriterion(const HealthInputs &in)
         if (a.requests != s.requests || a.input != s.input || a.cached != s.cached || a.output != s.output ||
             a.reasoning != s.reasoning || a.total != s.total)
             differ.append(QStringLiteral("%1: aggregate %2 requests / %3 tokens, rows %4 / %5")
-                              .arg(id).arg(a.requests).arg(a.total).arg(s.requests).arg(s.total));
+                              .arg(id)
+                              .arg(a.requests)
+                              .arg(a.total)
+                              .arg(s.requests)
+                              .arg(s.total));
     }
     c.ok = differ.isEmpty();
     c.facts = QJsonObject{{QStringLiteral("rows"), int(in.allRows.size())}, {QStringLiteral("differences"), differ}};

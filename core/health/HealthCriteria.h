@@ -30,13 +30,13 @@ struct HealthInputs
     bool storeOk = false;
     QString storeProblem;
     QList<AccountRecord> accounts;
-    QHash<QString, UsageRecord> usage;       // by account id
-    QList<RequestLogRecord> recentRows;      // the last N, newest first
-    QList<RequestLogRecord> allRows;         // every row (the aggregates' own recomputation)
-    QHash<QString, TokenTotals> aggregates;  // the store's GROUP BY
+    QHash<QString, UsageRecord> usage;      // by account id
+    QList<RequestLogRecord> recentRows;     // the last N, newest first
+    QList<RequestLogRecord> allRows;        // every row (the aggregates' own recomputation)
+    QHash<QString, TokenTotals> aggregates; // the store's GROUP BY
     QString aggregatesError;
-    qint64 configSinceMs = 0;                // rows older than the configuration file are not judged by it
-    QHash<QString, ProxyProbeResult> probes; // by egress proxy name
+    qint64 configSinceMs = 0;                   // rows older than the configuration file are not judged by it
+    QHash<QString, ProxyProbeResult> probes;    // by egress proxy name
     QHash<QString, QString> credentialProblems; // egress proxy name -> why its credentials are unavailable
     qint64 nowMs = 0;
 };

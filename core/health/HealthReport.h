@@ -9,9 +9,9 @@ namespace sy {
 // One fact the health check verified, by a component other than the one that wrote what it checks.
 struct HealthCriterion
 {
-    QString name;   // "config", "egress_pool:<name>", "accounts", "account:<alias or id>", "requests", "aggregates"
+    QString name; // "config", "egress_pool:<name>", "accounts", "account:<alias or id>", "requests", "aggregates"
     bool ok = false;
-    QString detail; // what was found, for people
+    QString detail;    // what was found, for people
     QJsonObject facts; // what an outsider needs to recompute it
 };
 

@@ -8,7 +8,6 @@
 #include <QTcpSocket>
 #include <QTimer>
 #include <QtEndian>
-
 #include <memory>
 
 namespace sy {
@@ -67,8 +66,9 @@ private:
     void greet()
     {
         if (m_spec.type == EgressProxyType::HttpConnect) {
-            const QByteArray target = (m_host.contains(QLatin1Char(':')) ? '[' + m_host.toLatin1() + ']' : m_host.toLatin1()) +
-                                      ':' + QByteArray::number(m_port);
+            const QByteArray target =
+                (m_host.contains(QLatin1Char(':')) ? '[' + m_host.toLatin1() + ']' : m_host.toLatin1()) + ':' +
+                QByteArray::number(m_port);
             QByteArray request = "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n";
             if (!m_creds.user.isEmpty())
                 request += "Proxy-Authorization: Basic " +
@@ -193,13 +193,14 @@ void ProxyHandshake::run(const QList<EgressProxySpec> &proxies, const QHash<QStr
     }
     for (const EgressProxySpec &spec : proxies) {
         const QString name = spec.name;
-        auto *session = new Session(spec, credentials.value(name), m_host, m_port, m_timeoutMs,
-                                    [results, pending, done, name](const ProxyProbeResult &r) {
-                                        results->insert(name, r);
-                                        if (--*pending == 0)
-                                            done(*results);
-                                    },
-                                    this);
+        auto *session = new Session(
+            spec, credentials.value(name), m_host, m_port, m_timeoutMs,
+            [results, pending, done, name](const ProxyProbeResult &r) {
+                results->insert(name, r);
+                if (--*pending == 0)
+                    done(*results);
+            },
+            this);
         session->start();
     }
 }

@@ -84,14 +84,18 @@ private slots:
                         proxyEntry(QStringLiteral("p5"), url("p5"))}},
             {QStringLiteral("egress_pools"),
              QJsonArray{pool(QStringLiteral("rr"), QStringLiteral("round_robin"),
-                             {QStringLiteral("p1"), QStringLiteral("p4"), QStringLiteral("p5"), QStringLiteral("p2")}, 2000, 2),
+                             {QStringLiteral("p1"), QStringLiteral("p4"), QStringLiteral("p5"), QStringLiteral("p2")},
+                             2000, 2),
                         // The slow proxy never sets up a tunnel within 60 ms (and no other pool leaves one idle
                         // to reuse): every attempt of acct2 through it runs out of egress budget.
-                        pool(QStringLiteral("tight"), QStringLiteral("ordered"), {QStringLiteral("p5"), QStringLiteral("p3")}, 60, 3),
-                        pool(QStringLiteral("spread"), QStringLiteral("random"), {QStringLiteral("p1"), QStringLiteral("p2")}, 2000, 3)}},
+                        pool(QStringLiteral("tight"), QStringLiteral("ordered"),
+                             {QStringLiteral("p5"), QStringLiteral("p3")}, 60, 3),
+                        pool(QStringLiteral("spread"), QStringLiteral("random"),
+                             {QStringLiteral("p1"), QStringLiteral("p2")}, 2000, 3)}},
             {QStringLiteral("egress_default_pool"), QStringLiteral("spread")},
             {QStringLiteral("egress_account_bindings"),
-             QJsonObject{{QStringLiteral("acct1"), QStringLiteral("rr")}, {QStringLiteral("acct2"), QStringLiteral("tight")}}},
+             QJsonObject{{QStringLiteral("acct1"), QStringLiteral("rr")},
+                         {QStringLiteral("acct2"), QStringLiteral("tight")}}},
         });
         QVERIFY2(m_proxy.addAccounts(3), qPrintable(m_proxy.errorString()));
         QVERIFY2(m_proxy.start(m_fake.baseUrl()), qPrintable(m_proxy.errorString()));
@@ -106,7 +110,7 @@ private slots:
             for (int i = 0; i < n; ++i, ++sent)
                 ++m_statuses[QString::number(turn())];
         };
-        run(600);                                               // any account
+        run(600);                                                   // any account
         pin({QStringLiteral("acct1"), QStringLiteral("--strict")}); // round_robin walks into two dead proxies
         run(150);
         pin({QStringLiteral("acct2"), QStringLiteral("--strict")}); // the egress budget runs out
@@ -141,15 +145,13 @@ private slots:
             QVERIFY2(m_reasons.contains(QLatin1String(reason)), reason);
         // The down proxies carried nothing; the healthy and slow ones carried what the log says.
         for (const char *down : {"p4", "p5"}) {
-            for (const QJsonValue &c : m_fleet.proxy(QLatin1String(down))->record().value(QLatin1String("connections")).toArray())
+            for (const QJsonValue &c :
+                 m_fleet.proxy(QLatin1String(down))->record().value(QLatin1String("connections")).toArray())
                 QCOMPARE(c.toObject().value(QLatin1String("requests")).toArray().size(), 0);
         }
     }
 
-    void cleanupTestCase()
-    {
-        QCOMPARE(m_proxy.stop(), 0);
-    }
+    void cleanupTestCase() { QCOMPARE(m_proxy.stop(), 0); }
 };
 
 QTEST_GUILESS_MAIN(TestEgressProbe)

@@ -22,7 +22,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
-
 #include <memory>
 #include <vector>
 
@@ -104,10 +103,7 @@ class TestEgressScenarios : public QObject
     }
 
 private slots:
-    void initTestCase()
-    {
-        QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
-    }
+    void initTestCase() { QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString())); }
 
     void init()
     {
@@ -125,14 +121,16 @@ private slots:
     void batchGetsOneBudgetPerRequest()
     {
         const int batch = 12;
-        auto proxy = instance({{QStringLiteral("slots_per_account"), 16},
-                               {QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("slow")))}},
-                               {QStringLiteral("egress_pools"),
-                                QJsonArray{pool(QStringLiteral("batch"), QStringLiteral("ordered"), {QStringLiteral("slow")}, 400, 1)}},
-                               {QStringLiteral("egress_default_pool"), QStringLiteral("batch")}},
-                              1);
+        auto proxy = instance(
+            {{QStringLiteral("slots_per_account"), 16},
+             {QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("slow")))}},
+             {QStringLiteral("egress_pools"),
+              QJsonArray{pool(QStringLiteral("batch"), QStringLiteral("ordered"), {QStringLiteral("slow")}, 400, 1)}},
+             {QStringLiteral("egress_default_pool"), QStringLiteral("batch")}},
+            1);
         QVERIFY2(proxy->start(m_fake.baseUrl()), qPrintable(proxy->errorString()));
-        const int tunnelsBefore = int(fleet().proxy(QStringLiteral("slow"))->record().value(QLatin1String("connections")).toArray().size());
+        const int tunnelsBefore =
+            int(fleet().proxy(QStringLiteral("slow"))->record().value(QLatin1String("connections")).toArray().size());
         std::vector<int> statuses(batch, 0);
         QList<QThread *> threads;
         for (int i = 0; i < batch; ++i)
@@ -145,7 +143,8 @@ private slots:
         }
         QCOMPARE(QList<int>(statuses.begin(), statuses.end()), QList<int>(batch, 200));
         int opened = 0;
-        const QJsonArray tunnels = fleet().proxy(QStringLiteral("slow"))->record().value(QLatin1String("connections")).toArray();
+        const QJsonArray tunnels =
+            fleet().proxy(QStringLiteral("slow"))->record().value(QLatin1String("connections")).toArray();
         for (int i = tunnelsBefore; i < tunnels.size(); ++i)
             opened += tunnels.at(i).toObject().value(QLatin1String("requests")).toArray().isEmpty() ? 0 : 1;
         QVERIFY2(opened >= 3, qPrintable(QString::number(opened))); // set-ups ran side by side, each paid for
@@ -156,14 +155,19 @@ private slots:
     // An account bound to a pool without a healthy proxy never goes direct; another account still serves.
     void failClosedWithoutAHealthyProxy()
     {
-        auto proxy = instance({{QStringLiteral("egress_proxies"),
-                                QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("d1"))), proxyEntry(fleet().proxy(QStringLiteral("d2")))}},
-                               {QStringLiteral("egress_pools"),
-                                QJsonArray{pool(QStringLiteral("dead"), QStringLiteral("round_robin"),
-                                                {QStringLiteral("d1"), QStringLiteral("d2")}, 500, 2)}},
-                               {QStringLiteral("egress_account_bindings"), QJsonObject{{QStringLiteral("acct1"), QStringLiteral("dead")}}}},
-                              2);
-        QCOMPARE(proxy->cli({QStringLiteral("accounts"), QStringLiteral("pin"), QStringLiteral("acct1"), QStringLiteral("--strict")}).exitCode, 0);
+        auto proxy = instance(
+            {{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("d1"))),
+                                                           proxyEntry(fleet().proxy(QStringLiteral("d2")))}},
+             {QStringLiteral("egress_pools"), QJsonArray{pool(QStringLiteral("dead"), QStringLiteral("round_robin"),
+                                                              {QStringLiteral("d1"), QStringLiteral("d2")}, 500, 2)}},
+             {QStringLiteral("egress_account_bindings"),
+              QJsonObject{{QStringLiteral("acct1"), QStringLiteral("dead")}}}},
+            2);
+        QCOMPARE(proxy
+                     ->cli({QStringLiteral("accounts"), QStringLiteral("pin"), QStringLiteral("acct1"),
+                            QStringLiteral("--strict")})
+                     .exitCode,
+                 0);
         QVERIFY2(proxy->start(m_fake.baseUrl()), qPrintable(proxy->errorString()));
         const int upstreamBefore = int(m_fake.log().size());
         for (int i = 0; i < 4; ++i) {
@@ -193,11 +197,12 @@ private slots:
     // Credentials come from the keychain; without them the pool is unusable and its account fails closed.
     void credentialsFromTheKeychain()
     {
-        auto proxy = instance({{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("auth")), true)}},
-                               {QStringLiteral("egress_pools"),
-                                QJsonArray{pool(QStringLiteral("locked"), QStringLiteral("ordered"), {QStringLiteral("auth")}, 1000, 2)}},
-                               {QStringLiteral("egress_default_pool"), QStringLiteral("locked")}},
-                              1);
+        auto proxy = instance(
+            {{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("auth")), true)}},
+             {QStringLiteral("egress_pools"),
+              QJsonArray{pool(QStringLiteral("locked"), QStringLiteral("ordered"), {QStringLiteral("auth")}, 1000, 2)}},
+             {QStringLiteral("egress_default_pool"), QStringLiteral("locked")}},
+            1);
         QVERIFY2(proxy->start(m_fake.baseUrl()), qPrintable(proxy->errorString()));
         SseResult r = turn(*proxy);
         QCOMPARE(r.status, 502);
@@ -205,24 +210,36 @@ private slots:
         QCOMPARE(strings(row.value(QLatin1String("blocked_by"))), QStringList{QStringLiteral("pool_unusable")});
         CliResult health = proxy->cli({QStringLiteral("health"), QStringLiteral("--json")});
         QCOMPARE(health.exitCode, 2);
-        QVERIFY(criterion(health.json(), QStringLiteral("egress_pool:locked")).value(QLatin1String("detail")).toString()
+        QVERIFY(criterion(health.json(), QStringLiteral("egress_pool:locked"))
+                    .value(QLatin1String("detail"))
+                    .toString()
                     .contains(QStringLiteral("unusable")));
         QCOMPARE(proxy->stop(), 0);
 
         KeychainSecretStore keychain;
-        const SecretOutcome stored = keychain.writeTokensBlocking(
-            egressSecretKey(QStringLiteral("auth")), packEgressCredentials({QStringLiteral("alice"), QStringLiteral("pw-egress")}));
+        const SecretOutcome stored =
+            keychain.writeTokensBlocking(egressSecretKey(QStringLiteral("auth")),
+                                         packEgressCredentials({QStringLiteral("alice"), QStringLiteral("pw-egress")}));
         QVERIFY2(stored.ok, qPrintable(stored.errorText));
         QVERIFY2(proxy->start(m_fake.baseUrl()), qPrintable(proxy->errorString()));
         r = turn(*proxy);
         QCOMPARE(r.status, 200);
         row = proxy->waitForRequest(QString::fromLatin1(r.header("x-request-id")));
-        QCOMPARE(row.value(QLatin1String("attempts")).toArray().first().toObject().value(QLatin1String("egress_proxy")).toString(),
+        QCOMPARE(row.value(QLatin1String("attempts"))
+                     .toArray()
+                     .first()
+                     .toObject()
+                     .value(QLatin1String("egress_proxy"))
+                     .toString(),
                  QStringLiteral("auth"));
-        const QJsonArray tunnels = fleet().proxy(QStringLiteral("auth"))->record().value(QLatin1String("connections")).toArray();
+        const QJsonArray tunnels =
+            fleet().proxy(QStringLiteral("auth"))->record().value(QLatin1String("connections")).toArray();
         bool carried = false;
         for (const QJsonValue &t : tunnels) {
-            if (t.toObject().value(QLatin1String("requests")).toArray().contains(row.value(QLatin1String("request_id")))) {
+            if (t.toObject()
+                    .value(QLatin1String("requests"))
+                    .toArray()
+                    .contains(row.value(QLatin1String("request_id")))) {
                 carried = true;
                 QCOMPARE(t.toObject().value(QLatin1String("user")).toString(), QStringLiteral("alice"));
             }
@@ -239,10 +256,11 @@ private slots:
 
     void healthExitCodes()
     {
-        const QJsonObject good{{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("ok")))}},
-                               {QStringLiteral("egress_pools"),
-                                QJsonArray{pool(QStringLiteral("main"), QStringLiteral("ordered"), {QStringLiteral("ok")}, 1000, 2)}},
-                               {QStringLiteral("egress_default_pool"), QStringLiteral("main")}};
+        const QJsonObject good{
+            {QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("ok")))}},
+            {QStringLiteral("egress_pools"),
+             QJsonArray{pool(QStringLiteral("main"), QStringLiteral("ordered"), {QStringLiteral("ok")}, 1000, 2)}},
+            {QStringLiteral("egress_default_pool"), QStringLiteral("main")}};
         auto proxy = instance(good, 2);
         QVERIFY2(proxy->start(m_fake.baseUrl()), qPrintable(proxy->errorString()));
         QCOMPARE(turn(*proxy).status, 200);
@@ -260,17 +278,20 @@ private slots:
         writeConfig(broken);
         CliResult r = proxy->cli({QStringLiteral("health"), QStringLiteral("--json")});
         QCOMPARE(r.exitCode, 3);
-        QVERIFY2(r.err.contains(proxy->configPath().toUtf8()) && r.err.contains("egress_default_pool"), r.err.constData());
+        QVERIFY2(r.err.contains(proxy->configPath().toUtf8()) && r.err.contains("egress_default_pool"),
+                 r.err.constData());
         QVERIFY(r.out.isEmpty());
         writeConfig(QJsonObject{{QStringLiteral("egress_pools"), QStringLiteral("not a list")}});
         QCOMPARE(proxy->cli({QStringLiteral("health")}).exitCode, 3);
         // 3: a configuration named explicitly but missing.
-        r = proxy->cli({QStringLiteral("health"), QStringLiteral("--config"), m_out.path() + QStringLiteral("/absent.json")});
+        r = proxy->cli(
+            {QStringLiteral("health"), QStringLiteral("--config"), m_out.path() + QStringLiteral("/absent.json")});
         QCOMPARE(r.exitCode, 3);
 
         // 2: a binding that names no account.
         QJsonObject unbound = good;
-        unbound.insert(QStringLiteral("egress_account_bindings"), QJsonObject{{QStringLiteral("ghost"), QStringLiteral("main")}});
+        unbound.insert(QStringLiteral("egress_account_bindings"),
+                       QJsonObject{{QStringLiteral("ghost"), QStringLiteral("main")}});
         writeConfig(unbound);
         r = proxy->cli({QStringLiteral("health"), QStringLiteral("--json")});
         QCOMPARE(r.exitCode, 2);

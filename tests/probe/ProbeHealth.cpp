@@ -1,7 +1,6 @@
 #include "EgressProbe.h"
 
 #include <QJsonArray>
-
 #include <limits>
 
 namespace probe {
@@ -56,7 +55,8 @@ void checkHealth(const Inputs &in, Verdict *v)
         if (c.value(QLatin1String("ok")).toBool() != expected)
             mismatch(QStringLiteral("pool %1: expected %2 (its proxies' own records), found %3")
                          .arg(p.name, expected ? QStringLiteral("healthy") : QStringLiteral("unhealthy"),
-                              c.value(QLatin1String("ok")).toBool() ? QStringLiteral("healthy") : QStringLiteral("unhealthy")));
+                              c.value(QLatin1String("ok")).toBool() ? QStringLiteral("healthy")
+                                                                    : QStringLiteral("unhealthy")));
     }
     // Accounts the store knows as needing the user: never green.
     for (const Account &a : in.accounts) {

@@ -5,7 +5,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QUrl>
-
 #include <cmath>
 
 namespace probe {
@@ -90,9 +89,9 @@ ConfigView readConfig(const QJsonObject &root)
 {
     ConfigView c;
     const QStringList proxyKeys{QStringLiteral("name"), QStringLiteral("url"), QStringLiteral("has_credentials")};
-    const QStringList poolKeys{QStringLiteral("name"), QStringLiteral("strategy"), QStringLiteral("proxies"),
-                               QStringLiteral("request_budget_ms"), QStringLiteral("max_attempts"),
-                               QStringLiteral("seed")};
+    const QStringList poolKeys{QStringLiteral("name"),         QStringLiteral("strategy"),
+                               QStringLiteral("proxies"),      QStringLiteral("request_budget_ms"),
+                               QStringLiteral("max_attempts"), QStringLiteral("seed")};
     const QJsonValue proxies = root.value(QLatin1String("egress_proxies"));
     if (!proxies.isUndefined() && !proxies.isArray())
         c.problems << QStringLiteral("egress_proxies is not an array");
@@ -111,10 +110,12 @@ ConfigView readConfig(const QJsonObject &root)
         p.credentials = o.value(QLatin1String("has_credentials")).toBool();
         if (p.name.isEmpty() || c.proxies.contains(p.name))
             c.problems << QStringLiteral("egress proxy name \"%1\" is empty or repeated").arg(p.name);
-        if (!QStringList{QStringLiteral("http"), QStringLiteral("socks5"), QStringLiteral("socks5h")}.contains(p.scheme))
+        if (!QStringList{QStringLiteral("http"), QStringLiteral("socks5"), QStringLiteral("socks5h")}.contains(
+                p.scheme))
             c.problems << QStringLiteral("egress proxy %1 has scheme \"%2\"").arg(p.name, p.scheme);
         if (p.host.isEmpty() || p.port < 1 || !url.userInfo().isEmpty())
-            c.problems << QStringLiteral("egress proxy %1 has no usable host:port (or carries credentials)").arg(p.name);
+            c.problems
+                << QStringLiteral("egress proxy %1 has no usable host:port (or carries credentials)").arg(p.name);
         const QJsonValue creds = o.value(QLatin1String("has_credentials"));
         if (!creds.isUndefined() && !creds.isBool())
             c.problems << QStringLiteral("egress proxy %1: has_credentials is not a boolean").arg(p.name);
@@ -134,18 +135,21 @@ ConfigView readConfig(const QJsonObject &root)
         p.strategy = text(o, "strategy");
         for (const QJsonValue &m : o.value(QLatin1String("proxies")).toArray()) {
             if (!c.proxies.contains(m.toString()) || p.proxies.contains(m.toString()))
-                c.problems << QStringLiteral("pool %1 names unknown or repeated proxy \"%2\"").arg(p.name, m.toString());
+                c.problems
+                    << QStringLiteral("pool %1 names unknown or repeated proxy \"%2\"").arg(p.name, m.toString());
             p.proxies << m.toString();
         }
         if (p.proxies.isEmpty())
             c.problems << QStringLiteral("pool %1 has no proxies").arg(p.name);
-        if (!QStringList{QStringLiteral("round_robin"), QStringLiteral("ordered"), QStringLiteral("random")}.contains(p.strategy))
+        if (!QStringList{QStringLiteral("round_robin"), QStringLiteral("ordered"), QStringLiteral("random")}.contains(
+                p.strategy))
             c.problems << QStringLiteral("pool %1 has strategy \"%2\"").arg(p.name, p.strategy);
         const QJsonValue budget = o.value(QLatin1String("request_budget_ms"));
         const QJsonValue attempts = o.value(QLatin1String("max_attempts"));
         if (!wholeIn(budget, 1, 86400000.0) || !wholeIn(attempts, 1, 100))
             c.problems << QStringLiteral("pool %1 has an invalid request_budget_ms or max_attempts").arg(p.name);
-        if (o.contains(QLatin1String("seed")) && (p.strategy != QLatin1String("random") || !wholeIn(o.value(QLatin1String("seed")), 0, 9007199254740991.0)))
+        if (o.contains(QLatin1String("seed")) &&
+            (p.strategy != QLatin1String("random") || !wholeIn(o.value(QLatin1String("seed")), 0, 9007199254740991.0)))
             c.problems << QStringLiteral("pool %1 has a seed it cannot use").arg(p.name);
         p.budgetMs = int(budget.toDouble());
         p.maxAttempts = int(attempts.toDouble());
@@ -258,9 +262,8 @@ QStringList loadInputs(const InputFiles &files, Inputs *out)
             errors << QStringLiteral("accounts: ") + (error.isEmpty() ? QStringLiteral("not a JSON array") : error);
         for (const QJsonValue &v : doc.array()) {
             const QJsonObject o = v.toObject();
-            out->accounts.insert(text(o, "account_id"),
-                                 {text(o, "account_id"), text(o, "account_alias"), text(o, "chatgpt_account_id"),
-                                  text(o, "status")});
+            out->accounts.insert(text(o, "account_id"), {text(o, "account_id"), text(o, "account_alias"),
+                                                         text(o, "chatgpt_account_id"), text(o, "status")});
         }
     }
     if (!files.health.isEmpty()) {

@@ -1,7 +1,6 @@
 #include "EgressProbe.h"
 
 #include <QSet>
-
 #include <algorithm>
 
 namespace probe {
@@ -79,18 +78,26 @@ public:
                 mismatch(r.id, QStringLiteral("attempt %1 went direct: expected a proxy of pool %2").arg(i).arg(pool));
             if (!a.proxy.isEmpty() && (!conf || !conf->proxies.contains(a.proxy)))
                 mismatch(r.id, QStringLiteral("attempt %1 recorded proxy %2: expected a member of pool \"%3\"")
-                                   .arg(i).arg(a.proxy, pool));
+                                   .arg(i)
+                                   .arg(a.proxy, pool));
             if (conf && !a.proxy.isEmpty()) {
                 const int k = attemptsPerPool[pool]++;
                 if (k >= conf->maxAttempts)
                     mismatch(r.id, QStringLiteral("attempt %1 through pool %2: expected at most %3 attempts")
-                                       .arg(i).arg(pool).arg(conf->maxAttempts));
-                if (conf->strategy == QLatin1String("ordered") && conf->proxies.value(k % conf->proxies.size()) != a.proxy)
+                                       .arg(i)
+                                       .arg(pool)
+                                       .arg(conf->maxAttempts));
+                if (conf->strategy == QLatin1String("ordered") &&
+                    conf->proxies.value(k % conf->proxies.size()) != a.proxy)
                     mismatch(r.id, QStringLiteral("ordered pool %1 attempt %2: expected %3, found %4")
-                                       .arg(pool).arg(k).arg(conf->proxies.value(k % conf->proxies.size()), a.proxy));
+                                       .arg(pool)
+                                       .arg(k)
+                                       .arg(conf->proxies.value(k % conf->proxies.size()), a.proxy));
                 if (!poolHealthyAt(m_in, *conf, r.startedAtMs))
                     mismatch(r.id, QStringLiteral("attempt %1 through pool %2, which has no healthy proxy: expected "
-                                                  "no attempt (no_healthy_proxy)").arg(i).arg(pool));
+                                                  "no attempt (no_healthy_proxy)")
+                                       .arg(i)
+                                       .arg(pool));
                 m_walks[pool].append(a.proxy);
             }
             checkOutcome(r, i, a, conf, &spentPerPool, &carriers);
@@ -99,14 +106,17 @@ public:
                 if (m_in.haveUpstream) {
                     if (reachedIndex >= upstream.size())
                         mismatch(r.id, QStringLiteral("attempt %1 (%2): expected the upstream to have received it")
-                                           .arg(i).arg(a.outcome));
+                                           .arg(i)
+                                           .arg(a.outcome));
                     else if (!chatgptOf(a.accountId).isEmpty() &&
                              upstream.at(reachedIndex).chatgptAccountId != chatgptOf(a.accountId))
                         mismatch(r.id, QStringLiteral("attempt %1 carried by account %2: expected %3")
-                                           .arg(i).arg(upstream.at(reachedIndex).chatgptAccountId, chatgptOf(a.accountId)));
+                                           .arg(i)
+                                           .arg(upstream.at(reachedIndex).chatgptAccountId, chatgptOf(a.accountId)));
                     else if (a.outcome == QLatin1String("completed") && upstream.at(reachedIndex).status != 200)
                         mismatch(r.id, QStringLiteral("attempt %1 recorded completed: the upstream answered %2")
-                                           .arg(i).arg(upstream.at(reachedIndex).status));
+                                           .arg(i)
+                                           .arg(upstream.at(reachedIndex).status));
                 }
                 ++reachedIndex;
             }
@@ -116,10 +126,12 @@ public:
         // Recorded == carrying: every tunnel that carried this request must be explained by an attempt.
         for (const Carrier &c : std::as_const(carriers))
             mismatch(r.id, QStringLiteral("egress proxy %1 carried it: expected no attempt through it beyond those "
-                                          "recorded").arg(c.proxy));
+                                          "recorded")
+                               .arg(c.proxy));
         if (m_in.haveUpstream && upstream.size() > reachedIndex)
             mismatch(r.id, QStringLiteral("the upstream received it %1 times: expected %2")
-                               .arg(upstream.size()).arg(reachedIndex));
+                               .arg(upstream.size())
+                               .arg(reachedIndex));
         verdict(r, attemptsPerPool, spentPerPool, required, allowed);
     }
 
@@ -135,11 +147,15 @@ public:
         const bool reached = !neverReachedUpstream(a.outcome) && a.outcome != QLatin1String("cancelled");
         if (mode == QLatin1String("down") && a.outcome != QLatin1String("proxy_unreachable") &&
             a.outcome != QLatin1String("cancelled"))
-            mismatch(r.id, QStringLiteral("attempt %1 through %2, which refuses everything: expected proxy_unreachable, "
-                                          "found %3").arg(i).arg(a.proxy, a.outcome));
+            mismatch(r.id,
+                     QStringLiteral("attempt %1 through %2, which refuses everything: expected proxy_unreachable, "
+                                    "found %3")
+                         .arg(i)
+                         .arg(a.proxy, a.outcome));
         if (mode != QLatin1String("down") && a.outcome == QLatin1String("proxy_unreachable"))
             mismatch(r.id, QStringLiteral("attempt %1 through %2 (%3): expected a tunnel, found proxy_unreachable")
-                               .arg(i).arg(a.proxy, mode));
+                               .arg(i)
+                               .arg(a.proxy, mode));
         const int budget = conf->budgetMs;
         qint64 &poolSpent = (*spent)[conf->name];
         if (a.outcome == QLatin1String("egress_timeout")) {
@@ -147,17 +163,22 @@ public:
             if (poolSpent + delay < budget - tolerance(budget))
                 mismatch(r.id, QStringLiteral("attempt %1 ran out of egress budget through %2 after %3 ms of this "
                                               "request's %4 ms: expected it to fit (per-request budget)")
-                                   .arg(i).arg(a.proxy).arg(poolSpent + delay).arg(budget));
+                                   .arg(i)
+                                   .arg(a.proxy)
+                                   .arg(poolSpent + delay)
+                                   .arg(budget));
             poolSpent = budget;
         }
         if (!reached)
             return;
         // The recorded proxy must be the one whose own record shows it carrying this request.
-        const auto it = std::find_if(carriers->begin(), carriers->end(),
-                                     [&](const Carrier &c) { return c.proxy == a.proxy; });
+        const auto it =
+            std::find_if(carriers->begin(), carriers->end(), [&](const Carrier &c) { return c.proxy == a.proxy; });
         if (it == carriers->end()) {
             mismatch(r.id, QStringLiteral("attempt %1 recorded egress proxy %2: its own record does not show it "
-                                          "carrying the request").arg(i).arg(a.proxy));
+                                          "carrying the request")
+                               .arg(i)
+                               .arg(a.proxy));
             return;
         }
         ++m_v->carriedChecked;
@@ -165,8 +186,11 @@ public:
             poolSpent += it->setUpMs;
         carriers->erase(it);
         if (r.status == QLatin1String("completed") && poolSpent > budget + tolerance(budget))
-            mismatch(r.id, QStringLiteral("set-up through pool %1 took %2 ms: expected the %3 ms egress budget to stop it")
-                               .arg(conf->name).arg(poolSpent).arg(budget));
+            mismatch(r.id,
+                     QStringLiteral("set-up through pool %1 took %2 ms: expected the %3 ms egress budget to stop it")
+                         .arg(conf->name)
+                         .arg(poolSpent)
+                         .arg(budget));
     }
 
     void verdict(const Row &r, const QHash<QString, int> &attemptsPerPool, const QHash<QString, qint64> &spent,
@@ -183,7 +207,8 @@ public:
             mismatch(r.id, QStringLiteral("blocked_by %1: expected distinct and sorted").arg(r.blockedBy.join(u',')));
         if (completed) {
             if (!r.blockedBy.isEmpty())
-                mismatch(r.id, QStringLiteral("completed with blocked_by %1: expected none").arg(r.blockedBy.join(u',')));
+                mismatch(r.id,
+                         QStringLiteral("completed with blocked_by %1: expected none").arg(r.blockedBy.join(u',')));
             return;
         }
         if (r.status == QLatin1String("rejected") || r.status == QLatin1String("cancelled"))
@@ -220,14 +245,16 @@ public:
         const QSet<QString> recorded(r.blockedBy.begin(), r.blockedBy.end());
         for (const QString &reason : std::as_const(required)) {
             if (!recorded.contains(reason))
-                mismatch(r.id, QStringLiteral("blocked_by %1: expected it to include %2")
-                                   .arg(r.blockedBy.join(u','), reason));
+                mismatch(
+                    r.id,
+                    QStringLiteral("blocked_by %1: expected it to include %2").arg(r.blockedBy.join(u','), reason));
         }
         for (const QString &reason : recorded) {
             if (!kReasons.contains(reason))
                 mismatch(r.id, QStringLiteral("blocked_by names unknown reason %1").arg(reason));
             else if (!required.contains(reason) && !allowed.contains(reason))
-                mismatch(r.id, QStringLiteral("blocked_by includes %1: nothing this request met explains it").arg(reason));
+                mismatch(r.id,
+                         QStringLiteral("blocked_by includes %1: nothing this request met explains it").arg(reason));
         }
         // A budget blamed must have been spent by this request itself.
         if (recorded.contains(QStringLiteral("budget_exhausted")) && r.status != QLatin1String("timed_out") &&
@@ -260,13 +287,17 @@ public:
                 ++seenCounts[seen.at(k)];
                 if (sequential && seen.at(k) != expected) {
                     mismatch(QString(), QStringLiteral("round_robin pool %1 attempt #%2: expected %3, found %4")
-                                            .arg(p.name).arg(k).arg(expected, seen.at(k)));
+                                            .arg(p.name)
+                                            .arg(k)
+                                            .arg(expected, seen.at(k)));
                     break;
                 }
             }
             if (expectedCounts != seenCounts)
                 mismatch(QString(), QStringLiteral("round_robin pool %1: attempts per proxy differ from the cursor "
-                                                   "walk over %2 attempts").arg(p.name).arg(seen.size()));
+                                                   "walk over %2 attempts")
+                                        .arg(p.name)
+                                        .arg(seen.size()));
         }
     }
 
@@ -330,7 +361,8 @@ void checkRequests(const Inputs &in, Verdict *v)
         for (const FakeConnection &c : p.connections) {
             for (const QString &id : c.requests) {
                 if (id != QLatin1String("(none)") && !ids.contains(id))
-                    checker.mismatch(id, QStringLiteral("carried by fake proxy %1 but missing from the request log").arg(p.name));
+                    checker.mismatch(
+                        id, QStringLiteral("carried by fake proxy %1 but missing from the request log").arg(p.name));
             }
         }
     }

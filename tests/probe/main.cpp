@@ -6,7 +6,6 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
-
 #include <cstdio>
 
 int main(int argc, char **argv)
@@ -15,18 +14,20 @@ int main(int argc, char **argv)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Recomputes what every request of an egress run should have done."));
     p.addHelpOption();
-    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Switchyard's config file."), QStringLiteral("FILE"));
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Switchyard's config file."),
+                                    QStringLiteral("FILE"));
     const QCommandLineOption requests(QStringLiteral("requests"), QStringLiteral("`switchyard requests --json`."),
                                       QStringLiteral("FILE"));
     const QCommandLineOption upstream(QStringLiteral("upstream-log"), QStringLiteral("The fake upstream's log."),
                                       QStringLiteral("FILE"));
-    const QCommandLineOption proxy(QStringLiteral("proxy-log"), QStringLiteral("A fake egress proxy's record (repeat)."),
-                                   QStringLiteral("FILE"));
+    const QCommandLineOption proxy(QStringLiteral("proxy-log"),
+                                   QStringLiteral("A fake egress proxy's record (repeat)."), QStringLiteral("FILE"));
     const QCommandLineOption accounts(QStringLiteral("accounts"), QStringLiteral("`switchyard accounts list --json`."),
                                       QStringLiteral("FILE"));
     const QCommandLineOption health(QStringLiteral("health"), QStringLiteral("`switchyard health --json` output."),
                                     QStringLiteral("FILE"));
-    const QCommandLineOption healthExit(QStringLiteral("health-exit"), QStringLiteral("Its exit code."), QStringLiteral("N"));
+    const QCommandLineOption healthExit(QStringLiteral("health-exit"), QStringLiteral("Its exit code."),
+                                        QStringLiteral("N"));
     p.addOptions({config, requests, upstream, proxy, accounts, health, healthExit});
     p.process(app);
     if (!p.isSet(config) || !p.isSet(requests)) {

@@ -9,7 +9,6 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <functional>
 
 using namespace sy;
@@ -44,10 +43,11 @@ QJsonObject validConfig()
         {QStringLiteral("egress_pools"),
          QJsonArray{pool(QStringLiteral("main"), QStringLiteral("round_robin"),
                          {QStringLiteral("corp"), QStringLiteral("s5"), QStringLiteral("s5h")}),
-                    pool(QStringLiteral("backup"), QStringLiteral("ordered"), {QStringLiteral("s5h")}, 800, 1), random}},
+                    pool(QStringLiteral("backup"), QStringLiteral("ordered"), {QStringLiteral("s5h")}, 800, 1),
+                    random}},
         {QStringLiteral("egress_default_pool"), QStringLiteral("main")},
-        {QStringLiteral("egress_account_bindings"),
-         QJsonObject{{QStringLiteral("work"), QStringLiteral("backup")}, {QStringLiteral("acc_123"), QStringLiteral("spread")}}},
+        {QStringLiteral("egress_account_bindings"), QJsonObject{{QStringLiteral("work"), QStringLiteral("backup")},
+                                                                {QStringLiteral("acc_123"), QStringLiteral("spread")}}},
     };
 }
 
@@ -121,55 +121,72 @@ private slots:
 
     void everyMistakeIsNamed_data()
     {
-        QTest::addColumn<QString>("path");   // JSON pointer-ish path into validConfig() to replace
+        QTest::addColumn<QString>("path"); // JSON pointer-ish path into validConfig() to replace
         QTest::addColumn<QJsonValue>("value");
         QTest::addColumn<QString>("key");     // the key the message must name
         QTest::addColumn<QString>("problem"); // and a word of the problem
 
-        QTest::newRow("proxies not an array") << "egress_proxies" << QJsonValue(QStringLiteral("x"))
-                                              << "egress_proxies" << "array";
-        QTest::newRow("unknown proxy key") << "egress_proxies/1/password" << QJsonValue(QStringLiteral("x"))
-                                           << "egress_proxies[1].password" << "not a known setting";
+        QTest::newRow("proxies not an array") << "egress_proxies" << QJsonValue(QStringLiteral("x")) << "egress_proxies"
+                                              << "array";
+        QTest::newRow("unknown proxy key")
+            << "egress_proxies/1/password" << QJsonValue(QStringLiteral("x")) << "egress_proxies[1].password"
+            << "not a known setting";
         QTest::newRow("bad scheme") << "egress_proxies/1/url" << QJsonValue(QStringLiteral("https://h:1"))
-                                    << "egress_proxies[1].url" << "scheme";
-        QTest::newRow("credentials in url") << "egress_proxies/1/url" << QJsonValue(QStringLiteral("socks5://u:p@h:1"))
-                                            << "egress_proxies[1].url" << "keychain";
+                                    << "egress_proxies[1].url"
+                                    << "scheme";
+        QTest::newRow("credentials in url")
+            << "egress_proxies/1/url" << QJsonValue(QStringLiteral("socks5://u:p@h:1")) << "egress_proxies[1].url"
+            << "keychain";
         QTest::newRow("no port") << "egress_proxies/1/url" << QJsonValue(QStringLiteral("socks5://h"))
-                                 << "egress_proxies[1].url" << "port";
+                                 << "egress_proxies[1].url"
+                                 << "port";
         QTest::newRow("bad name") << "egress_proxies/1/name" << QJsonValue(QStringLiteral("has space"))
-                                  << "egress_proxies[1].name" << "letters";
+                                  << "egress_proxies[1].name"
+                                  << "letters";
         QTest::newRow("duplicate proxy") << "egress_proxies/1/name" << QJsonValue(QStringLiteral("corp"))
-                                         << "egress_proxies[1].name" << "repeats";
-        QTest::newRow("has_credentials type") << "egress_proxies/1/has_credentials" << QJsonValue(1)
-                                              << "egress_proxies[1].has_credentials" << "true or false";
+                                         << "egress_proxies[1].name"
+                                         << "repeats";
+        QTest::newRow("has_credentials type")
+            << "egress_proxies/1/has_credentials" << QJsonValue(1) << "egress_proxies[1].has_credentials"
+            << "true or false";
         QTest::newRow("unknown member") << "egress_pools/0/proxies/1" << QJsonValue(QStringLiteral("nope"))
-                                        << "egress_pools[0].proxies[1]" << "unknown egress proxy";
+                                        << "egress_pools[0].proxies[1]"
+                                        << "unknown egress proxy";
         QTest::newRow("repeated member") << "egress_pools/0/proxies/1" << QJsonValue(QStringLiteral("corp"))
-                                         << "egress_pools[0].proxies[1]" << "repeats";
-        QTest::newRow("empty pool") << "egress_pools/0/proxies" << QJsonValue(QJsonArray())
-                                    << "egress_pools[0].proxies" << "non-empty";
+                                         << "egress_pools[0].proxies[1]"
+                                         << "repeats";
+        QTest::newRow("empty pool") << "egress_pools/0/proxies" << QJsonValue(QJsonArray()) << "egress_pools[0].proxies"
+                                    << "non-empty";
         QTest::newRow("bad strategy") << "egress_pools/0/strategy" << QJsonValue(QStringLiteral("fastest"))
-                                      << "egress_pools[0].strategy" << "round_robin";
-        QTest::newRow("fractional budget") << "egress_pools/0/request_budget_ms" << QJsonValue(1.5)
-                                           << "egress_pools[0].request_budget_ms" << "whole number";
+                                      << "egress_pools[0].strategy"
+                                      << "round_robin";
+        QTest::newRow("fractional budget")
+            << "egress_pools/0/request_budget_ms" << QJsonValue(1.5) << "egress_pools[0].request_budget_ms"
+            << "whole number";
         QTest::newRow("zero budget") << "egress_pools/0/request_budget_ms" << QJsonValue(0)
-                                     << "egress_pools[0].request_budget_ms" << "outside";
+                                     << "egress_pools[0].request_budget_ms"
+                                     << "outside";
         QTest::newRow("budget as text") << "egress_pools/0/request_budget_ms" << QJsonValue(QStringLiteral("500"))
-                                        << "egress_pools[0].request_budget_ms" << "whole number";
+                                        << "egress_pools[0].request_budget_ms"
+                                        << "whole number";
         QTest::newRow("zero attempts") << "egress_pools/0/max_attempts" << QJsonValue(0)
-                                       << "egress_pools[0].max_attempts" << "outside";
-        QTest::newRow("seed without random") << "egress_pools/0/seed" << QJsonValue(1)
-                                             << "egress_pools[0].seed" << "random";
-        QTest::newRow("unknown pool key") << "egress_pools/0/fallback" << QJsonValue(true)
-                                          << "egress_pools[0].fallback" << "not a known setting";
-        QTest::newRow("unknown default pool") << "egress_default_pool" << QJsonValue(QStringLiteral("nope"))
-                                              << "egress_default_pool" << "unknown pool";
+                                       << "egress_pools[0].max_attempts"
+                                       << "outside";
+        QTest::newRow("seed without random") << "egress_pools/0/seed" << QJsonValue(1) << "egress_pools[0].seed"
+                                             << "random";
+        QTest::newRow("unknown pool key") << "egress_pools/0/fallback" << QJsonValue(true) << "egress_pools[0].fallback"
+                                          << "not a known setting";
+        QTest::newRow("unknown default pool")
+            << "egress_default_pool" << QJsonValue(QStringLiteral("nope")) << "egress_default_pool"
+            << "unknown pool";
         QTest::newRow("default pool type") << "egress_default_pool" << QJsonValue(3) << "egress_default_pool"
                                            << "name of a pool";
-        QTest::newRow("binding to unknown pool") << "egress_account_bindings/work" << QJsonValue(QStringLiteral("x"))
-                                                 << "egress_account_bindings.work" << "unknown pool";
+        QTest::newRow("binding to unknown pool")
+            << "egress_account_bindings/work" << QJsonValue(QStringLiteral("x")) << "egress_account_bindings.work"
+            << "unknown pool";
         QTest::newRow("bindings type") << "egress_account_bindings" << QJsonValue(QJsonArray())
-                                       << "egress_account_bindings" << "object";
+                                       << "egress_account_bindings"
+                                       << "object";
     }
 
     void everyMistakeIsNamed()
@@ -216,7 +233,8 @@ private slots:
         c.insert(QStringLiteral("egress_pools"), pools);
         const ConfigResult bad = load(c);
         QVERIFY(!bad.ok());
-        QVERIFY2(bad.error.contains(QStringLiteral("request_budget_ms")) && bad.error.contains(QStringLiteral("request_total_s")),
+        QVERIFY2(bad.error.contains(QStringLiteral("request_budget_ms")) &&
+                     bad.error.contains(QStringLiteral("request_total_s")),
                  qPrintable(bad.error));
     }
 

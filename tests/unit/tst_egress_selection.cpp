@@ -37,8 +37,9 @@ EgressProxySpec proxySpec(const QString &name, const FakeEgressProxy *fake, bool
 {
     EgressProxySpec s;
     s.name = name;
-    s.type = fake->kind() == Kind::HttpConnect ? EgressProxyType::HttpConnect
-                                               : (remoteDns ? EgressProxyType::Socks5RemoteDns : EgressProxyType::Socks5);
+    s.type = fake->kind() == Kind::HttpConnect
+                 ? EgressProxyType::HttpConnect
+                 : (remoteDns ? EgressProxyType::Socks5RemoteDns : EgressProxyType::Socks5);
     s.host = QStringLiteral("127.0.0.1");
     s.port = fake->port();
     return s;
@@ -104,7 +105,8 @@ private slots:
     {
         EgressPool p(poolSpec(QStringLiteral("p"), EgressStrategy::RoundRobin,
                               {QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("z")}));
-        EgressPool q(poolSpec(QStringLiteral("q"), EgressStrategy::RoundRobin, {QStringLiteral("x"), QStringLiteral("y")}));
+        EgressPool q(
+            poolSpec(QStringLiteral("q"), EgressStrategy::RoundRobin, {QStringLiteral("x"), QStringLiteral("y")}));
         // Attempt indexes within a request do not matter: every attempt advances the pool's cursor.
         QCOMPARE(walk(p, {0, 1, 0}), QStringList({QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("z")}));
         QCOMPARE(walk(q, {0}), QStringList({QStringLiteral("x")}));
@@ -115,15 +117,17 @@ private slots:
 
     void orderedFollowsTheRequestsOwnAttempts()
     {
-        EgressPool p(poolSpec(QStringLiteral("p"), EgressStrategy::Ordered, {QStringLiteral("x"), QStringLiteral("y")}));
+        EgressPool p(
+            poolSpec(QStringLiteral("p"), EgressStrategy::Ordered, {QStringLiteral("x"), QStringLiteral("y")}));
         QCOMPARE(walk(p, {0, 1, 2}), QStringList({QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("x")}));
         QCOMPARE(walk(p, {0}), QStringList({QStringLiteral("x")})); // a new request starts at the first again
     }
 
     void randomIsSeedable()
     {
-        EgressPoolSpec spec = poolSpec(QStringLiteral("p"), EgressStrategy::Random,
-                                       {QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("z"), QStringLiteral("w")});
+        EgressPoolSpec spec =
+            poolSpec(QStringLiteral("p"), EgressStrategy::Random,
+                     {QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("z"), QStringLiteral("w")});
         spec.seed = 7;
         EgressPool a(spec), b(spec);
         QList<int> zeros(200, 0);
@@ -174,13 +178,18 @@ private slots:
 
     void poolHealthNeedsAHealthyMember()
     {
-        const EgressPoolSpec spec = poolSpec(QStringLiteral("p"), EgressStrategy::Ordered, {QStringLiteral("x"), QStringLiteral("y")});
+        const EgressPoolSpec spec =
+            poolSpec(QStringLiteral("p"), EgressStrategy::Ordered, {QStringLiteral("x"), QStringLiteral("y")});
         using H = EgressProxyState::Health;
-        QVERIFY(!EgressPool::isHealthy(spec, {state(QStringLiteral("x"), H::Unknown), state(QStringLiteral("y"), H::Unknown)}));
-        QVERIFY(!EgressPool::isHealthy(spec, {state(QStringLiteral("x"), H::Unhealthy), state(QStringLiteral("y"), H::Unhealthy)}));
-        QVERIFY(EgressPool::isHealthy(spec, {state(QStringLiteral("x"), H::Unhealthy), state(QStringLiteral("y"), H::Healthy)}));
+        QVERIFY(!EgressPool::isHealthy(
+            spec, {state(QStringLiteral("x"), H::Unknown), state(QStringLiteral("y"), H::Unknown)}));
+        QVERIFY(!EgressPool::isHealthy(
+            spec, {state(QStringLiteral("x"), H::Unhealthy), state(QStringLiteral("y"), H::Unhealthy)}));
+        QVERIFY(EgressPool::isHealthy(
+            spec, {state(QStringLiteral("x"), H::Unhealthy), state(QStringLiteral("y"), H::Healthy)}));
         // A healthy proxy outside the pool does not make the pool healthy.
-        QVERIFY(!EgressPool::isHealthy(spec, {state(QStringLiteral("x"), H::Unhealthy), state(QStringLiteral("z"), H::Healthy)}));
+        QVERIFY(!EgressPool::isHealthy(
+            spec, {state(QStringLiteral("x"), H::Unhealthy), state(QStringLiteral("z"), H::Healthy)}));
     }
 
     void poolHealthComesFromRealProbes()
@@ -188,9 +197,11 @@ private slots:
         Config config;
         for (const QString &n : {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")})
             config.egress.proxies.append(proxySpec(n, m_fleet.proxy(n)));
-        config.egress.pools = {poolSpec(QStringLiteral("mixed"), EgressStrategy::RoundRobin, {QStringLiteral("a"), QStringLiteral("b")}),
-                               poolSpec(QStringLiteral("dead"), EgressStrategy::Ordered, {QStringLiteral("b"), QStringLiteral("d")})};
-        const int connectionsBefore = int(m_fleet.proxy(QStringLiteral("b"))->record().value(QLatin1String("connections")).toArray().size());
+        config.egress.pools = {
+            poolSpec(QStringLiteral("mixed"), EgressStrategy::RoundRobin, {QStringLiteral("a"), QStringLiteral("b")}),
+            poolSpec(QStringLiteral("dead"), EgressStrategy::Ordered, {QStringLiteral("b"), QStringLiteral("d")})};
+        const int connectionsBefore =
+            int(m_fleet.proxy(QStringLiteral("b"))->record().value(QLatin1String("connections")).toArray().size());
         auto s = selector(config);
         QVERIFY(s);
         QCOMPARE(s->proxy(QStringLiteral("a"))->health, EgressProxyState::Health::Healthy);
@@ -236,7 +247,8 @@ private slots:
             const EgressDecision third = r->nextAttempt(QStringLiteral("acc"), std::nullopt);
             QCOMPARE(third.kind, EgressDecision::Kind::Refused);
             QCOMPARE(third.reason, QStringLiteral("attempts_exhausted"));
-            QCOMPARE(r->blockedBy(), QStringList({QStringLiteral("attempts_exhausted"), QStringLiteral("proxy_unreachable")}));
+            QCOMPARE(r->blockedBy(),
+                     QStringList({QStringLiteral("attempts_exhausted"), QStringLiteral("proxy_unreachable")}));
         }
         auto late = s->beginRequest();
         QCOMPARE(late->nextAttempt(QStringLiteral("acc_late"), std::nullopt).kind, EgressDecision::Kind::Proxy);
@@ -249,9 +261,10 @@ private slots:
         for (const QString &n : {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("d"), QStringLiteral("auth")})
             config.egress.proxies.append(proxySpec(n, m_fleet.proxy(n)));
         config.egress.proxies.last().hasCredentials = true;
-        config.egress.pools = {poolSpec(QStringLiteral("dead"), EgressStrategy::Ordered, {QStringLiteral("b"), QStringLiteral("d")}),
-                               poolSpec(QStringLiteral("locked"), EgressStrategy::Ordered, {QStringLiteral("auth")}),
-                               poolSpec(QStringLiteral("live"), EgressStrategy::Ordered, {QStringLiteral("a")})};
+        config.egress.pools = {
+            poolSpec(QStringLiteral("dead"), EgressStrategy::Ordered, {QStringLiteral("b"), QStringLiteral("d")}),
+            poolSpec(QStringLiteral("locked"), EgressStrategy::Ordered, {QStringLiteral("auth")}),
+            poolSpec(QStringLiteral("live"), EgressStrategy::Ordered, {QStringLiteral("a")})};
         config.egress.accountBindings = {{QStringLiteral("acc_dead"), QStringLiteral("dead")},
                                          {QStringLiteral("locked-alias"), QStringLiteral("locked")},
                                          {QStringLiteral("acc_live"), QStringLiteral("live")}};
@@ -282,19 +295,22 @@ private slots:
         config.egress.proxies.first().hasCredentials = true;
         config.egress.pools = {poolSpec(QStringLiteral("p"), EgressStrategy::Ordered, {QStringLiteral("auth")})};
         MemorySecretStore secrets;
-        secrets.put(egressSecretKey(QStringLiteral("auth")), packEgressCredentials({QStringLiteral("user"), QStringLiteral("s3cret")}));
+        secrets.put(egressSecretKey(QStringLiteral("auth")),
+                    packEgressCredentials({QStringLiteral("user"), QStringLiteral("s3cret")}));
         auto s = selector(config, &secrets);
         QVERIFY(s);
         QCOMPARE(s->proxy(QStringLiteral("auth"))->health, EgressProxyState::Health::Healthy);
         QVERIFY(s->poolUnusableReason(QStringLiteral("p")).isEmpty());
-        const QJsonArray conns = m_fleet.proxy(QStringLiteral("auth"))->record().value(QLatin1String("connections")).toArray();
+        const QJsonArray conns =
+            m_fleet.proxy(QStringLiteral("auth"))->record().value(QLatin1String("connections")).toArray();
         QCOMPARE(conns.last().toObject().value(QLatin1String("user")).toString(), QStringLiteral("user"));
         // The status view never shows a secret.
         QVERIFY(!QJsonDocument(s->statusJson()).toJson().contains("s3cret"));
 
         // Wrong credentials: the probe's handshake fails, so the pool is unhealthy.
         MemorySecretStore wrong;
-        wrong.put(egressSecretKey(QStringLiteral("auth")), packEgressCredentials({QStringLiteral("user"), QStringLiteral("nope")}));
+        wrong.put(egressSecretKey(QStringLiteral("auth")),
+                  packEgressCredentials({QStringLiteral("user"), QStringLiteral("nope")}));
         auto w = selector(config, &wrong);
         QVERIFY(w);
         QCOMPARE(w->proxy(QStringLiteral("auth"))->health, EgressProxyState::Health::Unhealthy);
@@ -309,7 +325,8 @@ private slots:
         QVERIFY(!s->isConfigured());
         EgressRequest r(nullptr, SystemClock::instance());
         QCOMPARE(r.nextAttempt(QStringLiteral("acc"), std::nullopt).kind, EgressDecision::Kind::Direct);
-        QCOMPARE(s->beginRequest()->nextAttempt(QStringLiteral("acc"), std::nullopt).kind, EgressDecision::Kind::Direct);
+        QCOMPARE(s->beginRequest()->nextAttempt(QStringLiteral("acc"), std::nullopt).kind,
+                 EgressDecision::Kind::Direct);
         QCOMPARE(r.attemptFailed(QStringLiteral("connect_failed")), QStringLiteral("connect_failed"));
         QCOMPARE(r.blockedBy(), QStringList({QStringLiteral("upstream_rejected")}));
     }

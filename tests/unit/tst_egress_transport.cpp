@@ -2,13 +2,13 @@
 // with remote DNS, with credentials from the keychain; pooled connections are never shared between egress
 // proxies; the egress budget stops a connection set-up that outlives it. Checked against the fake proxies'
 // own records of what they carried.
+#include "config/Config.h"
 #include "lib/FakeEgressProxy.h"
 #include "lib/UpstreamRecorder.h"
 #include "upstream/UpstreamClient.h"
 #include "upstream/egress/EgressPool.h"
 #include "upstream/egress/EgressRequest.h"
 #include "upstream/egress/EgressSelector.h"
-#include "config/Config.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -153,9 +153,11 @@ private slots:
         const FakeEgressProxy *p = m_fleet.proxy(QStringLiteral("http"));
         QString egress;
         const QUrl url(QStringLiteral("http://127.0.0.1:%1/codex/responses").arg(upstream.port()));
-        QCOMPARE(run(client, request(url, "req_connect_1", QStringLiteral("http"), networkProxy(p, EgressProxyType::HttpConnect)),
-                     &egress),
-                 Outcome::Completed);
+        QCOMPARE(
+            run(client,
+                request(url, "req_connect_1", QStringLiteral("http"), networkProxy(p, EgressProxyType::HttpConnect)),
+                &egress),
+            Outcome::Completed);
         QCOMPARE(egress, QStringLiteral("http"));
         const QJsonObject c = connectionsOf(p).last().toObject();
         QCOMPARE(c.value(QLatin1String("outcome")).toString(), QStringLiteral("tunnel"));
@@ -171,8 +173,9 @@ private slots:
         UpstreamClient client;
         const FakeEgressProxy *p = m_fleet.proxy(QStringLiteral("socks"));
         const QUrl url(QStringLiteral("http://localhost:%1/codex/responses").arg(upstream.port()));
-        QCOMPARE(run(client, request(url, "req_local_dns", QStringLiteral("s5"), networkProxy(p, EgressProxyType::Socks5))),
-                 Outcome::Completed);
+        QCOMPARE(
+            run(client, request(url, "req_local_dns", QStringLiteral("s5"), networkProxy(p, EgressProxyType::Socks5))),
+            Outcome::Completed);
         QJsonObject c = connectionsOf(p).last().toObject();
         QVERIFY2(c.value(QLatin1String("address_type")).toString().startsWith(QLatin1String("ipv")),
                  qPrintable(c.value(QLatin1String("address_type")).toString()));
@@ -195,21 +198,25 @@ private slots:
         const FakeEgressProxy *h = m_fleet.proxy(QStringLiteral("http-auth"));
         const FakeEgressProxy *s = m_fleet.proxy(QStringLiteral("socks-auth"));
         QCOMPARE(run(client, request(url, "req_auth_http", QStringLiteral("ha"),
-                                     networkProxy(h, EgressProxyType::HttpConnect, QStringLiteral("alice"), QStringLiteral("pw-http")))),
+                                     networkProxy(h, EgressProxyType::HttpConnect, QStringLiteral("alice"),
+                                                  QStringLiteral("pw-http")))),
                  Outcome::Completed);
         QVERIFY(carried(h).contains(QStringLiteral("req_auth_http")));
         QCOMPARE(run(client, request(url, "req_auth_socks", QStringLiteral("sa"),
-                                     networkProxy(s, EgressProxyType::Socks5, QStringLiteral("bob"), QStringLiteral("pw-socks")))),
+                                     networkProxy(s, EgressProxyType::Socks5, QStringLiteral("bob"),
+                                                  QStringLiteral("pw-socks")))),
                  Outcome::Completed);
         QCOMPARE(connectionsOf(s).last().toObject().value(QLatin1String("user")).toString(), QStringLiteral("bob"));
 
         // Wrong credentials: no tunnel, and nothing reaches the upstream.
         const int before = upstream.requests;
         QCOMPARE(run(client, request(url, "req_bad_http", QStringLiteral("ha2"),
-                                     networkProxy(h, EgressProxyType::HttpConnect, QStringLiteral("alice"), QStringLiteral("wrong")))),
+                                     networkProxy(h, EgressProxyType::HttpConnect, QStringLiteral("alice"),
+                                                  QStringLiteral("wrong")))),
                  Outcome::ConnectionFailed);
-        QCOMPARE(run(client, request(url, "req_bad_socks", QStringLiteral("sa2"),
-                                     networkProxy(s, EgressProxyType::Socks5, QStringLiteral("bob"), QStringLiteral("wrong")))),
+        QCOMPARE(run(client,
+                     request(url, "req_bad_socks", QStringLiteral("sa2"),
+                             networkProxy(s, EgressProxyType::Socks5, QStringLiteral("bob"), QStringLiteral("wrong")))),
                  Outcome::ConnectionFailed);
         QCOMPARE(upstream.requests, before);
         QVERIFY(!carried(h).contains(QStringLiteral("req_bad_http")));
@@ -224,14 +231,17 @@ private slots:
         const FakeEgressProxy *b = m_fleet.proxy(QStringLiteral("socks"));
         const int aBefore = int(connectionsOf(a).size());
         const int bBefore = int(connectionsOf(b).size());
-        QCOMPARE(run(client, request(url, "req_pool_a1", QStringLiteral("A"), networkProxy(a, EgressProxyType::HttpConnect))),
+        QCOMPARE(run(client,
+                     request(url, "req_pool_a1", QStringLiteral("A"), networkProxy(a, EgressProxyType::HttpConnect))),
                  Outcome::Completed);
-        QCOMPARE(run(client, request(url, "req_pool_a2", QStringLiteral("A"), networkProxy(a, EgressProxyType::HttpConnect))),
+        QCOMPARE(run(client,
+                     request(url, "req_pool_a2", QStringLiteral("A"), networkProxy(a, EgressProxyType::HttpConnect))),
                  Outcome::Completed);
         QCOMPARE(client.idleConnections(), 1);
         // A different egress proxy must not be handed A's idle connection.
         QString egress;
-        QCOMPARE(run(client, request(url, "req_pool_b1", QStringLiteral("B"), networkProxy(b, EgressProxyType::Socks5)), &egress),
+        QCOMPARE(run(client, request(url, "req_pool_b1", QStringLiteral("B"), networkProxy(b, EgressProxyType::Socks5)),
+                     &egress),
                  Outcome::Completed);
         QCOMPARE(egress, QStringLiteral("B"));
         QCOMPARE(connectionsOf(a).size(), aBefore + 1); // both A requests on one kept-alive tunnel
@@ -241,12 +251,15 @@ private slots:
         QCOMPARE(connectionsOf(b).last().toObject().value(QLatin1String("requests")).toArray(),
                  QJsonArray{QStringLiteral("req_pool_b1")});
         // Direct goes through neither.
-        QCOMPARE(run(client, request(url, "req_pool_direct", QString(), QNetworkProxy(QNetworkProxy::NoProxy)), &egress),
-                 Outcome::Completed);
+        QCOMPARE(
+            run(client, request(url, "req_pool_direct", QString(), QNetworkProxy(QNetworkProxy::NoProxy)), &egress),
+            Outcome::Completed);
         QVERIFY(egress.isEmpty());
-        QVERIFY(!carried(a).contains(QStringLiteral("req_pool_direct")) && !carried(b).contains(QStringLiteral("req_pool_direct")));
+        QVERIFY(!carried(a).contains(QStringLiteral("req_pool_direct")) &&
+                !carried(b).contains(QStringLiteral("req_pool_direct")));
         // Same proxy address under another egress name: still its own connection.
-        QCOMPARE(run(client, request(url, "req_pool_a_other", QStringLiteral("A2"), networkProxy(a, EgressProxyType::HttpConnect))),
+        QCOMPARE(run(client, request(url, "req_pool_a_other", QStringLiteral("A2"),
+                                     networkProxy(a, EgressProxyType::HttpConnect))),
                  Outcome::Completed);
         QCOMPARE(connectionsOf(a).size(), aBefore + 2);
     }
@@ -257,9 +270,11 @@ private slots:
         UpstreamClient client;
         const FakeEgressProxy *d = m_fleet.proxy(QStringLiteral("down"));
         const QUrl url(QStringLiteral("http://127.0.0.1:%1/codex/responses").arg(upstream.port()));
-        QCOMPARE(run(client, request(url, "req_down", QStringLiteral("D"), networkProxy(d, EgressProxyType::HttpConnect))),
-                 Outcome::ConnectionFailed);
-        QCOMPARE(connectionsOf(d).last().toObject().value(QLatin1String("outcome")).toString(), QStringLiteral("refused"));
+        QCOMPARE(
+            run(client, request(url, "req_down", QStringLiteral("D"), networkProxy(d, EgressProxyType::HttpConnect))),
+            Outcome::ConnectionFailed);
+        QCOMPARE(connectionsOf(d).last().toObject().value(QLatin1String("outcome")).toString(),
+                 QStringLiteral("refused"));
         QCOMPARE(upstream.requests, 0);
     }
 

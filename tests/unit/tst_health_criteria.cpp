@@ -83,20 +83,22 @@ class TestHealthCriteria : public QObject
         HealthInputs in;
         in.config = &m_config;
         in.storeOk = true;
-        in.accounts = {account(QStringLiteral("acc_1"), QStringLiteral("one")), account(QStringLiteral("acc_2"), QStringLiteral("two"))};
+        in.accounts = {account(QStringLiteral("acc_1"), QStringLiteral("one")),
+                       account(QStringLiteral("acc_2"), QStringLiteral("two"))};
         in.probes = {{QStringLiteral("p1"), {false, QStringLiteral("refused"), 1}},
                      {QStringLiteral("p2"), {true, QStringLiteral("ok"), 2}},
                      {QStringLiteral("p3"), {true, QStringLiteral("ok"), 2}}};
-        in.recentRows = {
-            row(QStringLiteral("r1"), QStringLiteral("completed"),
-                {{QStringLiteral("acc_1"), QStringLiteral("p1"), QStringLiteral("proxy_unreachable"), 1},
-                 {QStringLiteral("acc_1"), QStringLiteral("p2"), QStringLiteral("completed"), 20}},
-                {}),
-            row(QStringLiteral("r2"), QStringLiteral("failed"),
-                {{QStringLiteral("acc_2"), QStringLiteral("p3"), QStringLiteral("rate_limited"), 5}},
-                {QStringLiteral("attempts_exhausted"), QStringLiteral("upstream_rejected")}, QStringLiteral("acc_2"), 0)};
+        in.recentRows = {row(QStringLiteral("r1"), QStringLiteral("completed"),
+                             {{QStringLiteral("acc_1"), QStringLiteral("p1"), QStringLiteral("proxy_unreachable"), 1},
+                              {QStringLiteral("acc_1"), QStringLiteral("p2"), QStringLiteral("completed"), 20}},
+                             {}),
+                         row(QStringLiteral("r2"), QStringLiteral("failed"),
+                             {{QStringLiteral("acc_2"), QStringLiteral("p3"), QStringLiteral("rate_limited"), 5}},
+                             {QStringLiteral("attempts_exhausted"), QStringLiteral("upstream_rejected")},
+                             QStringLiteral("acc_2"), 0)};
         in.allRows = in.recentRows;
-        in.aggregates = {{QStringLiteral("acc_1"), {1, 10, 0, 0, 0, 10}}, {QStringLiteral("acc_2"), {1, 0, 0, 0, 0, 0}}};
+        in.aggregates = {{QStringLiteral("acc_1"), {1, 10, 0, 0, 0, 10}},
+                         {QStringLiteral("acc_2"), {1, 0, 0, 0, 0, 0}}};
         return in;
     }
 
@@ -109,18 +111,16 @@ private slots:
             names << c.name;
             QVERIFY2(c.ok, qPrintable(c.name + QStringLiteral(": ") + c.detail));
         }
-        QCOMPARE(names, QStringList({QStringLiteral("config"), QStringLiteral("egress_pool:a"), QStringLiteral("egress_pool:b"),
-                                     QStringLiteral("accounts"), QStringLiteral("account:one"), QStringLiteral("account:two"),
+        QCOMPARE(names, QStringList({QStringLiteral("config"), QStringLiteral("egress_pool:a"),
+                                     QStringLiteral("egress_pool:b"), QStringLiteral("accounts"),
+                                     QStringLiteral("account:one"), QStringLiteral("account:two"),
                                      QStringLiteral("requests"), QStringLiteral("aggregates")}));
         QCOMPARE(r.exitCode(), 0);
         QCOMPARE(r.toJson().value(QLatin1String("exit_code")).toInt(), 0);
         QCOMPARE(r.toJson().value(QLatin1String("criteria")).toArray().size(), 8);
     }
 
-    void anEmptyTableIsNeverGreen()
-    {
-        QCOMPARE(HealthReport().exitCode(), 2);
-    }
+    void anEmptyTableIsNeverGreen() { QCOMPARE(HealthReport().exitCode(), 2); }
 
     void bindingToNoAccountFailsConfig()
     {
@@ -199,14 +199,31 @@ private slots:
         RequestLogRecord &r1 = in.recentRows[0];
         RequestLogRecord &r2 = in.recentRows[1];
         switch (mutation) {
-        case 0: r1.attempts[1].egressProxy = QStringLiteral("p3"); break;
-        case 1: r1.attempts[1].egressProxy = std::nullopt; break;
-        case 2: r2.blockedBy = {QStringLiteral("upstream_rejected"), QStringLiteral("attempts_exhausted")}; break;
-        case 3: r2.blockedBy = {QStringLiteral("attempts_exhausted")}; break;
-        case 4: r1.attempts.prepend({QStringLiteral("acc_1"), QStringLiteral("p1"), QStringLiteral("proxy_unreachable"), 1}); break;
-        case 5: r1.blockedBy = {QStringLiteral("proxy_unreachable")}; break;
-        case 6: r2.blockedBy << QStringLiteral("zz_unknown"); break;
-        case 7: r2.blockedBy.clear(); break;
+        case 0:
+            r1.attempts[1].egressProxy = QStringLiteral("p3");
+            break;
+        case 1:
+            r1.attempts[1].egressProxy = std::nullopt;
+            break;
+        case 2:
+            r2.blockedBy = {QStringLiteral("upstream_rejected"), QStringLiteral("attempts_exhausted")};
+            break;
+        case 3:
+            r2.blockedBy = {QStringLiteral("attempts_exhausted")};
+            break;
+        case 4:
+            r1.attempts.prepend(
+                {QStringLiteral("acc_1"), QStringLiteral("p1"), QStringLiteral("proxy_unreachable"), 1});
+            break;
+        case 5:
+            r1.blockedBy = {QStringLiteral("proxy_unreachable")};
+            break;
+        case 6:
+            r2.blockedBy << QStringLiteral("zz_unknown");
+            break;
+        case 7:
+            r2.blockedBy.clear();
+            break;
         }
         const HealthReport r = evaluateHealth(in);
         const HealthCriterion *c = find(r, QStringLiteral("requests"));

@@ -6,7 +6,6 @@
 #include <QRegularExpression>
 #include <QSet>
 #include <QUrl>
-
 #include <cmath>
 
 namespace sy {
@@ -47,8 +46,9 @@ public:
     {
         for (auto it = o.begin(); it != o.end(); ++it) {
             if (!known.contains(it.key()))
-                return problem(path + QLatin1Char('.') + it.key(),
-                               QStringLiteral("is not a known setting (expected %1)").arg(known.join(QStringLiteral(", "))));
+                return problem(
+                    path + QLatin1Char('.') + it.key(),
+                    QStringLiteral("is not a known setting (expected %1)").arg(known.join(QStringLiteral(", "))));
         }
         return {};
     }
@@ -64,8 +64,8 @@ public:
             if (!list.at(i).isObject())
                 return problem(at, QStringLiteral("must be an object {name, url, has_credentials}"));
             const QJsonObject o = list.at(i).toObject();
-            QString error = unknownKeys(o, at, {QStringLiteral("name"), QStringLiteral("url"),
-                                                QStringLiteral("has_credentials")});
+            QString error =
+                unknownKeys(o, at, {QStringLiteral("name"), QStringLiteral("url"), QStringLiteral("has_credentials")});
             if (!error.isEmpty())
                 return error;
             EgressProxySpec spec;
@@ -73,7 +73,8 @@ public:
             if (!error.isEmpty())
                 return error;
             if (m_out->proxy(spec.name))
-                return problem(at + QStringLiteral(".name"), QStringLiteral("repeats the proxy name \"%1\"").arg(spec.name));
+                return problem(at + QStringLiteral(".name"),
+                               QStringLiteral("repeats the proxy name \"%1\"").arg(spec.name));
             error = url(o.value(QLatin1String("url")), at + QStringLiteral(".url"), &spec);
             if (!error.isEmpty())
                 return error;
@@ -109,15 +110,16 @@ public:
             if (!error.isEmpty())
                 return error;
             if (m_out->pool(spec.name))
-                return problem(at + QStringLiteral(".name"), QStringLiteral("repeats the pool name \"%1\"").arg(spec.name));
+                return problem(at + QStringLiteral(".name"),
+                               QStringLiteral("repeats the pool name \"%1\"").arg(spec.name));
             error = strategy(o.value(QLatin1String("strategy")), at + QStringLiteral(".strategy"), &spec.strategy);
             if (!error.isEmpty())
                 return error;
             error = members(o.value(QLatin1String("proxies")), at + QStringLiteral(".proxies"), &spec.proxies);
             if (!error.isEmpty())
                 return error;
-            error = wholeNumber(o.value(QLatin1String("request_budget_ms")), at + QStringLiteral(".request_budget_ms"), 1,
-                                maxBudgetMs, &spec.requestBudgetMs);
+            error = wholeNumber(o.value(QLatin1String("request_budget_ms")), at + QStringLiteral(".request_budget_ms"),
+                                1, maxBudgetMs, &spec.requestBudgetMs);
             if (!error.isEmpty())
                 return error;
             error = wholeNumber(o.value(QLatin1String("max_attempts")), at + QStringLiteral(".max_attempts"), 1,
@@ -198,7 +200,8 @@ private:
             return problem(at, QStringLiteral("has scheme \"%1\"; expected http, socks5 or socks5h").arg(u.scheme()));
         // Credentials in a config file would be in clear text on disk: they belong in the keychain.
         if (!u.userInfo().isEmpty())
-            return problem(at, QStringLiteral("contains credentials; set has_credentials and keep them in the keychain"));
+            return problem(at,
+                           QStringLiteral("contains credentials; set has_credentials and keep them in the keychain"));
         if (u.port() < 1 || u.port() > 65535)
             return problem(at, QStringLiteral("needs an explicit port from 1 to 65535"));
         if ((!u.path().isEmpty() && u.path() != QLatin1String("/")) || u.hasQuery() || u.hasFragment())

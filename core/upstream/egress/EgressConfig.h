@@ -5,7 +5,6 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
-
 #include <optional>
 
 namespace sy {
@@ -43,9 +42,9 @@ struct EgressPoolSpec
 {
     QString name;
     EgressStrategy strategy = EgressStrategy::RoundRobin;
-    QStringList proxies; // names from egress_proxies, in the configured order
-    int requestBudgetMs = 0; // the `egress` budget: connection set-up time across attempts of one request
-    int maxAttempts = 0;     // attempts through this pool per request
+    QStringList proxies;         // names from egress_proxies, in the configured order
+    int requestBudgetMs = 0;     // the `egress` budget: connection set-up time across attempts of one request
+    int maxAttempts = 0;         // attempts through this pool per request
     std::optional<quint64> seed; // random only
 };
 
@@ -54,7 +53,7 @@ struct EgressSettings
 {
     QList<EgressProxySpec> proxies;
     QList<EgressPoolSpec> pools;
-    QString defaultPool;                    // empty: accounts without a binding go direct
+    QString defaultPool;                     // empty: accounts without a binding go direct
     QHash<QString, QString> accountBindings; // account alias or internal id -> pool name
 
     bool isEmpty() const { return proxies.isEmpty() && pools.isEmpty(); }
@@ -67,7 +66,7 @@ struct EgressSettings
     static bool isEgressKey(const QString &key);
 };
 
-QString egressProxyTypeName(EgressProxyType type); // "http", "socks5", "socks5h"
+QString egressProxyTypeName(EgressProxyType type);   // "http", "socks5", "socks5h"
 QString egressStrategyName(EgressStrategy strategy); // "round_robin", "ordered", "random"
 // Where the keychain keeps a proxy's credentials (SecretStore "account" id): "egress:<name>".
 QString egressSecretKey(const QString &proxyName);

@@ -3,7 +3,6 @@
 #include "accounts/AuthTokens.h"
 
 #include <QString>
-
 #include <optional>
 
 namespace sy {

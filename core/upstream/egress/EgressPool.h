@@ -14,15 +14,15 @@ struct EgressProxyState
 {
     enum class Health
     {
-        Unknown,   // not probed yet
-        Healthy,   // the last probe set up a tunnel to the upstream through it
-        Unhealthy  // the last probe failed
+        Unknown,  // not probed yet
+        Healthy,  // the last probe set up a tunnel to the upstream through it
+        Unhealthy // the last probe failed
     };
 
     EgressProxySpec spec;
-    QNetworkProxy proxy;           // ready to hand to a socket, credentials included once loaded
+    QNetworkProxy proxy;             // ready to hand to a socket, credentials included once loaded
     bool credentialsMissing = false; // has_credentials, but the keychain gave none
-    QString credentialsProblem;    // why (never a secret)
+    QString credentialsProblem;      // why (never a secret)
     Health health = Health::Unknown;
     QString healthDetail;
     qint64 probedAtMs = -1; // epoch ms of the last probe

@@ -2,7 +2,6 @@
 
 #include <QTcpSocket>
 #include <QTimer>
-
 #include <utility>
 
 namespace sy {
@@ -31,15 +30,12 @@ void EgressProber::probe(const QList<Target> &targets, Result result, std::funct
         auto *timer = new QTimer(socket);
         timer->setSingleShot(true);
         const QString name = t.name;
-        connect(socket, &QTcpSocket::connected, this, [=] {
-            finishOne(socket, round, name, true, QStringLiteral("tunnel to the upstream is up"));
-        });
-        connect(socket, &QTcpSocket::errorOccurred, this, [=] {
-            finishOne(socket, round, name, false, socket->errorString());
-        });
+        connect(socket, &QTcpSocket::connected, this,
+                [=] { finishOne(socket, round, name, true, QStringLiteral("tunnel to the upstream is up")); });
+        connect(socket, &QTcpSocket::errorOccurred, this,
+                [=] { finishOne(socket, round, name, false, socket->errorString()); });
         connect(timer, &QTimer::timeout, this, [=] {
-            finishOne(socket, round, name, false,
-                      QStringLiteral("no tunnel within %1 ms").arg(m_timeoutMs));
+            finishOne(socket, round, name, false, QStringLiteral("no tunnel within %1 ms").arg(m_timeoutMs));
         });
         timer->start(m_timeoutMs);
         socket->connectToHost(m_host, m_port);

@@ -3,7 +3,6 @@
 #include <QNetworkProxy>
 #include <QObject>
 #include <QString>
-
 #include <functional>
 
 class QTcpSocket;

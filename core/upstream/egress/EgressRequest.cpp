@@ -46,13 +46,13 @@ EgressDecision EgressRequest::nextAttempt(const QString &accountId, const std::o
     if (!pool)
         return refuse(blocked::poolUnusable, QStringLiteral("egress pool \"%1\" is not configured").arg(d.pool));
     if (!budget->hasAttemptsLeft())
-        return refuse(blocked::attemptsExhausted, QStringLiteral("%1 attempt(s) through egress pool \"%2\" were made")
-                                                      .arg(budget->attempts())
-                                                      .arg(d.pool));
+        return refuse(
+            blocked::attemptsExhausted,
+            QStringLiteral("%1 attempt(s) through egress pool \"%2\" were made").arg(budget->attempts()).arg(d.pool));
     if (!budget->hasTimeLeft())
-        return refuse(blocked::budgetExhausted, QStringLiteral("the egress budget of %1 ms for pool \"%2\" is spent")
-                                                    .arg(budget->budgetMs())
-                                                    .arg(d.pool));
+        return refuse(
+            blocked::budgetExhausted,
+            QStringLiteral("the egress budget of %1 ms for pool \"%2\" is spent").arg(budget->budgetMs()).arg(d.pool));
     const QString unusable = m_selector->poolUnusableReason(d.pool);
     if (!unusable.isEmpty())
         return refuse(blocked::poolUnusable, unusable);

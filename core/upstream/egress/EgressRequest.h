@@ -8,7 +8,6 @@
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
-
 #include <memory>
 #include <optional>
 
@@ -21,9 +20,9 @@ struct EgressDecision
 {
     enum class Kind
     {
-        Direct,  // the account has no pool
-        Proxy,   // through `proxyName`
-        Refused  // the account's pool cannot carry it; it must not go direct instead (fail closed)
+        Direct, // the account has no pool
+        Proxy,  // through `proxyName`
+        Refused // the account's pool cannot carry it; it must not go direct instead (fail closed)
     };
     Kind kind = Kind::Direct;
     QString pool;

@@ -105,7 +105,7 @@ void EgressSelector::loadCredentials(std::function<void()> done)
             continue;
         const QString name = p.spec.name;
         m_secrets->readTokens(egressSecretKey(name), [self, name, pending, done](const SecretOutcome &outcome,
-                                                                                   const AuthTokens &tokens) {
+                                                                                 const AuthTokens &tokens) {
             if (!self)
                 return;
             for (EgressProxyState &state : self->m_proxies) {
@@ -119,10 +119,10 @@ void EgressSelector::loadCredentials(std::function<void()> done)
                     state.credentialsMissing = false;
                 } else {
                     state.credentialsMissing = true;
-                    state.credentialsProblem = outcome.ok ? QStringLiteral("the keychain entry is not egress credentials")
-                                                          : outcome.errorText;
-                    qCWarning(lcEgress).noquote() << "egress proxy" << name << "has no usable credentials:"
-                                                  << state.credentialsProblem;
+                    state.credentialsProblem =
+                        outcome.ok ? QStringLiteral("the keychain entry is not egress credentials") : outcome.errorText;
+                    qCWarning(lcEgress).noquote()
+                        << "egress proxy" << name << "has no usable credentials:" << state.credentialsProblem;
                 }
             }
             if (--*pending == 0)

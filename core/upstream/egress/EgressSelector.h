@@ -8,7 +8,6 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QTimer>
-
 #include <functional>
 #include <memory>
 

@@ -14,13 +14,13 @@
 namespace sy::fault {
 
 // The planted failures, by switch name:
-inline constexpr char recordWrongProxy[] = "egress_record_wrong_proxy";   // picked proxy != recorded proxy
-inline constexpr char sharedBudget[] = "egress_shared_budget";            // one budget for the whole batch
-inline constexpr char firstReasonOnly[] = "egress_first_reason_only";     // blocked_by keeps one reason
+inline constexpr char recordWrongProxy[] = "egress_record_wrong_proxy";         // picked proxy != recorded proxy
+inline constexpr char sharedBudget[] = "egress_shared_budget";                  // one budget for the whole batch
+inline constexpr char firstReasonOnly[] = "egress_first_reason_only";           // blocked_by keeps one reason
 inline constexpr char healthFromCandidates[] = "egress_health_from_candidates"; // pool "healthy" = has members
-inline constexpr char emptyCriteria[] = "health_empty_criteria";          // no criteria, always green
-inline constexpr char exitZero[] = "health_exit_zero";                    // health exits 0 whatever it found
-inline constexpr char configDefaults[] = "config_defaults";               // broken egress config -> direct
+inline constexpr char emptyCriteria[] = "health_empty_criteria";                // no criteria, always green
+inline constexpr char exitZero[] = "health_exit_zero";                          // health exits 0 whatever it found
+inline constexpr char configDefaults[] = "config_defaults";                     // broken egress config -> direct
 
 inline bool active(const char *name)
 {

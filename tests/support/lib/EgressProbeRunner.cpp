@@ -69,14 +69,16 @@ ProbeFiles collectProbeFiles(const ProxyProcess &proxy, FakeUpstreamProcess &ups
 {
     ProbeFiles f;
     f.configPath = proxy.configPath();
-    f.requests = proxy.cli({QStringLiteral("requests"), QStringLiteral("--json"), QStringLiteral("--limit"),
-                            QStringLiteral("100000")})
+    f.requests = proxy
+                     .cli({QStringLiteral("requests"), QStringLiteral("--json"), QStringLiteral("--limit"),
+                           QStringLiteral("100000")})
                      .json()
                      .array();
     f.upstreamLog = upstream.log();
     for (const FakeEgressProxy *p : fleet.proxies())
         f.proxyRecords.append(p->record());
-    f.accounts = proxy.cli({QStringLiteral("accounts"), QStringLiteral("list"), QStringLiteral("--json")}).json().array();
+    f.accounts =
+        proxy.cli({QStringLiteral("accounts"), QStringLiteral("list"), QStringLiteral("--json")}).json().array();
     if (withHealth) {
         const CliResult health = proxy.cli({QStringLiteral("health"), QStringLiteral("--json")});
         f.health = ProbeFiles::Health{health.out, health.exitCode};

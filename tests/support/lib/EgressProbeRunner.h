@@ -6,7 +6,6 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
-
 #include <optional>
 
 namespace sy::test {
@@ -14,11 +13,11 @@ namespace sy::test {
 // What the independent egress probe (tests/probe, SWITCHYARD_EGRESS_PROBE_BIN) is given.
 struct ProbeFiles
 {
-    QString configPath;                 // Switchyard's config file, read by the probe itself
-    QJsonArray requests;                // `switchyard requests --json` (or the same shape)
+    QString configPath;                    // Switchyard's config file, read by the probe itself
+    QJsonArray requests;                   // `switchyard requests --json` (or the same shape)
     std::optional<QJsonArray> upstreamLog; // FakeUpstreamProcess::log()
-    QList<QJsonObject> proxyRecords;    // FakeEgressProxy::record() of every fake proxy
-    std::optional<QJsonArray> accounts; // `switchyard accounts list --json`
+    QList<QJsonObject> proxyRecords;       // FakeEgressProxy::record() of every fake proxy
+    std::optional<QJsonArray> accounts;    // `switchyard accounts list --json`
     struct Health
     {
         QByteArray output; // `switchyard health --json` stdout

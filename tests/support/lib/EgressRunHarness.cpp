@@ -81,12 +81,14 @@ void EgressRunHarness::startNext()
 void EgressRunHarness::attempt(Request *r)
 {
     const HarnessAccount &a = m_accounts.at(r->account);
-    const EgressDecision d = r->egress->nextAttempt(a.id, a.alias.isEmpty() ? std::nullopt : std::optional<QString>(a.alias));
+    const EgressDecision d =
+        r->egress->nextAttempt(a.id, a.alias.isEmpty() ? std::nullopt : std::optional<QString>(a.alias));
     if (!d.allowed()) {
         // Fail closed: never direct instead. The request is over (one account per request here).
         r->egress->noteGaveUp(!r->attempts.isEmpty(), false);
         const bool budget = d.reason == blocked::budgetExhausted;
-        finish(r, budget ? QStringLiteral("timed_out") : QStringLiteral("failed"), budget ? QStringLiteral("egress") : QString());
+        finish(r, budget ? QStringLiteral("timed_out") : QStringLiteral("failed"),
+               budget ? QStringLiteral("egress") : QString());
         return;
     }
     UpstreamRequest req;
@@ -96,7 +98,8 @@ void EgressRunHarness::attempt(Request *r)
                    {"authorization", "Bearer " + a.token.toLatin1()},
                    {"chatgpt-account-id", a.chatgptAccountId.toLatin1()},
                    {"x-request-id", r->id.toLatin1()}};
-    req.body = R"({"model":"gpt-5-codex","stream":true,"store":false,"instructions":"x","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]})";
+    req.body =
+        R"({"model":"gpt-5-codex","stream":true,"store":false,"instructions":"x","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]})";
     req.egress = d.upstreamEgress();
     r->sawCompleted = false;
     r->egressTimedOut = false;
@@ -121,10 +124,11 @@ void EgressRunHarness::attempt(Request *r)
         else
             result = QStringLiteral("stream_lost");
         const auto record = [&](const QString &o) {
-            r->attempts.append(QJsonObject{{QStringLiteral("account_id"), a.id},
-                                           {QStringLiteral("egress_proxy"), carrier.isEmpty() ? QJsonValue() : QJsonValue(carrier)},
-                                           {QStringLiteral("outcome"), o},
-                                           {QStringLiteral("elapsed_ms"), r->clock.elapsed() - r->attemptStartMs}});
+            r->attempts.append(
+                QJsonObject{{QStringLiteral("account_id"), a.id},
+                            {QStringLiteral("egress_proxy"), carrier.isEmpty() ? QJsonValue() : QJsonValue(carrier)},
+                            {QStringLiteral("outcome"), o},
+                            {QStringLiteral("elapsed_ms"), r->clock.elapsed() - r->attemptStartMs}});
         };
         if (result == QLatin1String("completed")) {
             record(result);
@@ -150,7 +154,8 @@ void EgressRunHarness::finish(Request *r, const QString &status, const QString &
     const QStringList blocked = status == QLatin1String("completed") ? QStringList() : r->egress->blockedBy();
     const QJsonObject row{
         {QStringLiteral("request_id"), r->id},
-        {QStringLiteral("started_at"), QDateTime::fromMSecsSinceEpoch(r->startedAtMs, Qt::UTC).toString(Qt::ISODateWithMs)},
+        {QStringLiteral("started_at"),
+         QDateTime::fromMSecsSinceEpoch(r->startedAtMs, Qt::UTC).toString(Qt::ISODateWithMs)},
         {QStringLiteral("route"), QStringLiteral("/backend-api/codex/responses")},
         {QStringLiteral("account_id"), a.id},
         {QStringLiteral("account_alias"), a.alias.isEmpty() ? QJsonValue() : QJsonValue(a.alias)},

@@ -83,7 +83,7 @@ private:
 
     void onNewConnection();
     // Called by tunnels (same thread); the mutex guards against readers on other threads.
-    template<typename F> void update(int id, F change)
+    template <typename F> void update(int id, F change)
     {
         QMutexLocker lock(&m_mutex);
         change(m_connections[id - 1]);
