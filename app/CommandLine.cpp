@@ -17,6 +17,7 @@ const char kUsage[] = R"(Commands:
   requests [--json] [--limit N]   recent request log, newest first
   usage [--json]                  per-account quota windows and token totals
   status [--json]                 live view from the running instance
+  health [--json]                 self-check: exit 0 clean, 2 problem found, 3 configuration invalid
   client-config codex|opencode    print the client configuration snippet
 ACCOUNT is the internal id, the alias or the email.)";
 

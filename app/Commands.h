@@ -19,6 +19,8 @@ int loginAccount(Database &db, const Config &config, const CommandLine &cl);
 int runRequests(const Config &config, const CommandLine &cl);
 int runUsage(const Config &config, const CommandLine &cl);
 int runStatus(const Config &config, const CommandLine &cl);
+// `health [--json]`: the self-check (HealthCommand.cpp); returns 0 or 2.
+int runHealth(const Config &config, const CommandLine &cl);
 int runClientConfig(const Config &config, const CommandLine &cl);
 int runGui(const ConfigResult &loaded, int argc, char **argv);
 

@@ -60,6 +60,8 @@ int main(int argc, char **argv)
         return runUsage(config, cl);
     if (command == QLatin1String("status"))
         return runStatus(config, cl);
+    if (command == QLatin1String("health"))
+        return runHealth(config, cl);
     if (command == QLatin1String("client-config"))
         return runClientConfig(config, cl);
     return fail(QStringLiteral("unknown command '%1' (see switchyard --help)").arg(command));

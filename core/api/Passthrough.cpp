@@ -4,6 +4,8 @@
 #include "api/UpstreamHeaders.h"
 #include "http/HttpResponse.h"
 #include "upstream/UpstreamClient.h"
+#include "upstream/egress/EgressRequest.h"
+#include "upstream/egress/EgressSelector.h"
 #include "util/Ids.h"
 
 #include <QJsonArray>
@@ -51,6 +53,13 @@ public:
         }
         if (!m_sessionKey.isEmpty())
             m_record.sessionKey = m_sessionKey;
+        m_egress = s.egress ? s.egress->beginRequest() : std::make_unique<EgressRequest>(nullptr, *s.clock);
+        connect(m_egress.get(), &EgressRequest::budgetExhausted, this, [this] {
+            if (!m_call)
+                return;
+            m_egressTimedOut = true;
+            m_call->abort(QStringLiteral("the egress budget ran out"));
+        });
     }
 
     void attempt()
@@ -58,10 +67,22 @@ public:
         SelectionRequest sel;
         sel.excluded = m_excluded;
         sel.affinityAccountId = m_sessionKey.isEmpty() ? QString() : m_s.pool->sessionAccount(m_sessionKey);
+        if (!m_retryAccountId.isEmpty())
+            sel.affinityAccountId = std::exchange(m_retryAccountId, QString());
         sel.pinnedAccountId = m_s.pool->pinnedAccountId();
         sel.pinStrict = m_s.pool->pinStrict();
         // Model lists and compaction are short side calls, not turns: they take no owner slot.
         const AccountPool::Acquisition a = m_s.pool->select(sel, true);
+        if (!a.selection.ok() && !m_egressRefusal.isEmpty()) {
+            // Accounts were refused by their egress pools (fail closed): say so rather than "rate limited".
+            m_egress->noteGaveUp(!m_record.attempts.isEmpty(), false);
+            m_record.errorCode = m_egressRefusal;
+            finish(502,
+                   HttpResponse::jsonErrorBody("server_error", m_egressRefusal.toLatin1(),
+                                               QStringLiteral("No egress proxy could carry this request.")),
+                   QStringLiteral("failed"));
+            return;
+        }
         if (!a.selection.ok()) {
             finish(a.shouldWait ? 503 : 429,
                    HttpResponse::jsonErrorBody(a.shouldWait ? "server_error" : "rate_limit_exceeded",
@@ -74,6 +95,14 @@ public:
         }
         m_accountId = a.selection.accountId;
         const AccountPool::Account *account = m_s.pool->account(m_accountId);
+        const EgressDecision egress = m_egress->nextAttempt(m_accountId, account->record.alias);
+        if (!egress.allowed()) {
+            // Fail closed: this account's pool cannot carry the request and it never goes direct instead.
+            m_excluded.insert(m_accountId);
+            m_egressRefusal = egress.reason;
+            attempt();
+            return;
+        }
         UpstreamRequest req;
         req.method = m_request->method;
         QString path = QStringLiteral("/codex/models");
@@ -85,8 +114,11 @@ public:
         req.url = upstreamEndpoint(m_s.config->upstreamUrl, path, query);
         req.headers = upstreamHeaders(*m_request, *account, m_requestId.toLatin1(), false);
         req.body = m_request->body;
+        req.egress = egress.upstreamEgress();
         m_attemptStart = m_s.clock->monotonicMs();
         m_call = m_s.upstream->start(req);
+        m_attemptEgress = m_call->egressName().isEmpty() ? std::nullopt : std::optional<QString>(m_call->egressName());
+        m_egress->watch(m_call);
         connect(m_call, &UpstreamCall::headersReceived, this,
                 [this](int, const HttpHeaders &headers) { m_headers = headers; });
         connect(m_call, &UpstreamCall::bodyReceived, this, [this](const QByteArray &body) { m_body = body; });
@@ -101,9 +133,24 @@ private:
         const int status = m_call ? m_call->statusCode() : -1;
         m_call = nullptr;
         const qint64 elapsed = m_s.clock->monotonicMs() - m_attemptStart;
+        if (outcome == UpstreamCall::Outcome::Aborted && std::exchange(m_egressTimedOut, false)) {
+            const QString recorded = m_egress->attemptFailed(egress_outcome::egressTimeout);
+            m_record.attempts.append({m_accountId, m_attemptEgress, recorded, elapsed});
+            m_retryAccountId = m_accountId; // the next attempt is refused: the budget is spent
+            attempt();
+            return;
+        }
         if (outcome == UpstreamCall::Outcome::Aborted) {
-            m_record.attempts.append({m_accountId, std::nullopt, QStringLiteral("cancelled"), elapsed});
+            m_record.attempts.append({m_accountId, m_attemptEgress, QStringLiteral("cancelled"), elapsed});
             finish(0, {}, QStringLiteral("cancelled"));
+            return;
+        }
+        if (outcome == UpstreamCall::Outcome::ConnectionFailed && m_attemptEgress) {
+            // No tunnel through the egress proxy: the proxy's failure, not the account's; try the next proxy.
+            const QString recorded = m_egress->attemptFailed(QStringLiteral("connect_failed"));
+            m_record.attempts.append({m_accountId, m_attemptEgress, recorded, elapsed});
+            m_retryAccountId = m_accountId;
+            attempt();
             return;
         }
         FailureInfo f;
@@ -115,16 +162,16 @@ private:
             f = classifyUpstreamFailure(status, m_body, m_headers, m_s.clock->nowMs());
         }
         if (f.cls == FailureClass::None) {
-            m_record.attempts.append({m_accountId, std::nullopt, QStringLiteral("completed"), elapsed});
+            m_record.attempts.append({m_accountId, m_attemptEgress, QStringLiteral("completed"), elapsed});
             m_s.pool->recordSuccess(m_accountId);
             finish(200, m_route == Route::V1Models ? toOpenAiModelList(m_body) : m_body, QStringLiteral("completed"));
             return;
         }
-        m_record.attempts.append({m_accountId, std::nullopt, failureClassName(f.cls), elapsed});
+        m_record.attempts.append({m_accountId, m_attemptEgress, failureClassName(f.cls), elapsed});
+        m_egress->attemptFailed(failureClassName(f.cls));
         if (penalisesAccount(f.cls)) {
             m_s.pool->recordFailure(m_accountId, f);
             m_excluded.insert(m_accountId);
-            m_record.blockedBy.append(failureClassName(f.cls));
             attempt();
             return;
         }
@@ -147,9 +194,8 @@ private:
                 m_record.upstreamRequestId = QString::fromLatin1(h.second);
         }
         m_record.latency.totalMs = m_s.clock->monotonicMs() - m_startedMono;
-        std::sort(m_record.blockedBy.begin(), m_record.blockedBy.end());
-        m_record.blockedBy.erase(std::unique(m_record.blockedBy.begin(), m_record.blockedBy.end()),
-                                 m_record.blockedBy.end());
+        if (logStatus != QLatin1String("completed"))
+            m_record.blockedBy = m_egress->blockedBy(); // distinct and sorted
         const bool logIt = m_route == Route::CodexResponsesCompact;
         auto deliver = [this, status, body] {
             if (m_response && status > 0) {
@@ -176,6 +222,11 @@ private:
     QString m_sessionKey;
     QString m_accountId;
     QSet<QString> m_excluded;
+    QString m_retryAccountId;  // after a proxy failure: the same account, through the pool's next proxy
+    QString m_egressRefusal;   // the last reason an egress pool refused an account
+    std::unique_ptr<EgressRequest> m_egress;
+    std::optional<QString> m_attemptEgress;
+    bool m_egressTimedOut = false;
     QPointer<UpstreamCall> m_call;
     HttpHeaders m_headers;
     QByteArray m_body;

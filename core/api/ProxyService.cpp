@@ -7,12 +7,15 @@
 #include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
+#include "upstream/egress/EgressRequest.h"
+#include "upstream/egress/EgressSelector.h"
 #include "usage/UsagePoller.h"
 #include "util/Clock.h"
 #include "util/Faults.h"
 #include "util/Ids.h"
 
 #include <QEventLoop>
+#include <QTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -49,6 +52,12 @@ QString ProxyService::start()
     loop.exec();
     if (!poolError.isEmpty())
         return poolError;
+    // Egress credentials and the first probe round come before listening: no request meets a pool of
+    // unknown health.
+    m_egress = new EgressSelector(m_config, m_clock, m_secrets, this);
+    QEventLoop egressLoop;
+    m_egress->start([&egressLoop] { egressLoop.quit(); });
+    egressLoop.exec();
 
     if (!m_server->listen(m_config.listenAddress, m_config.listenPort))
         return QStringLiteral("cannot listen on %1:%2: %3")
@@ -70,6 +79,8 @@ void ProxyService::stop()
         m_server->close();
     if (m_usagePoller)
         m_usagePoller->stop();
+    if (m_egress)
+        m_egress->stop();
 }
 
 void ProxyService::cancelRemainingTurns()
@@ -88,8 +99,32 @@ void ProxyService::finishDrain()
 void ProxyService::startUsagePolling()
 {
     // One account at a time, staggered over the interval: quota windows stay fresh for idle accounts too.
+    // A bound account's usage poll goes through its egress pool like its turns, never direct.
+    const UsagePoller::Fetch direct = UsagePoller::fetchWith(m_upstream);
+    UsagePoller::Fetch fetch = [this, direct](const UpstreamRequest &request, UsagePoller::FetchDone done) {
+        QString chatgptAccountId;
+        for (const auto &h : request.headers) {
+            if (headerNameEquals(h.first, "chatgpt-account-id"))
+                chatgptAccountId = QString::fromLatin1(h.second);
+        }
+        for (const AccountPool::Account *a : m_pool->accounts()) {
+            if (a->record.chatgptAccountId != chatgptAccountId)
+                continue;
+            auto egress = std::shared_ptr<EgressRequest>(m_egress->beginRequest());
+            const EgressDecision d = egress->nextAttempt(a->record.id, a->record.alias);
+            if (!d.allowed()) {
+                QTimer::singleShot(0, this, [done, d] { done({0, {}, QStringLiteral("egress: ") + d.detail}); });
+                return UsagePoller::Cancel();
+            }
+            UpstreamRequest routed = request;
+            routed.egress = d.upstreamEgress();
+            // The poll's own egress state lives as long as its fetch.
+            return direct(routed, [egress, done](const UsageFetchReply &reply) { done(reply); });
+        }
+        return direct(request, done);
+    };
     m_usagePoller = new UsagePoller(
-        m_clock, m_config.upstreamUrl, m_upstream,
+        m_clock, m_config.upstreamUrl, fetch,
         [this] {
             QList<PollTarget> targets;
             for (const AccountPool::Account *a : m_pool->accounts()) {
@@ -156,7 +191,7 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
     case Route::CodexResponses:
     case Route::V1Responses:
     case Route::V1ChatCompletions: {
-        ProxyServices services{&m_config, &m_clock, m_pool, m_upstream, m_store};
+        ProxyServices services{&m_config, &m_clock, m_pool, m_upstream, m_store, m_egress};
         auto *turn = new Turn(services, request, response, match, this);
         m_turns.insert(turn);
         connect(turn, &Turn::settled, this, [this, turn] {
@@ -181,7 +216,7 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
 
 void ProxyService::passthrough(int route, HttpRequestPtr request, HttpResponse *response)
 {
-    ProxyServices s{&m_config, &m_clock, m_pool, m_upstream, m_store};
+    ProxyServices s{&m_config, &m_clock, m_pool, m_upstream, m_store, m_egress};
     runPassthrough(s, Route(route), request, response, this);
 }
 
@@ -251,6 +286,7 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
         {QStringLiteral("draining"), m_draining},
+        {QStringLiteral("egress"), m_egress ? m_egress->statusJson() : QJsonObject()},
     };
     QJsonObject out = o;
     const QJsonObject ownership = m_pool->ledger()->statusJson();

@@ -10,6 +10,7 @@
 namespace sy {
 
 class Clock;
+class EgressSelector;
 class SecretStore;
 class StoreWorker;
 class Turn;
@@ -56,6 +57,7 @@ private:
     UpstreamClient *m_upstream = nullptr;
     AccountPool *m_pool = nullptr;
     UsagePoller *m_usagePoller = nullptr;
+    EgressSelector *m_egress = nullptr;
     QSet<Turn *> m_turns;
     qint64 m_startedAtMs = 0;
     bool m_draining = false;

@@ -4,6 +4,7 @@ namespace sy {
 
 class AccountPool;
 class Clock;
+class EgressSelector;
 class StoreWorker;
 class UpstreamClient;
 struct Config;
@@ -16,6 +17,7 @@ struct ProxyServices
     AccountPool *pool = nullptr;
     UpstreamClient *upstream = nullptr;
     StoreWorker *store = nullptr;
+    EgressSelector *egress = nullptr; // null: every attempt direct
 };
 
 } // namespace sy

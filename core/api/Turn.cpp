@@ -10,6 +10,7 @@
 #include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
 #include "util/Faults.h"
+#include "upstream/egress/EgressSelector.h"
 #include "util/Ids.h"
 
 #include <QJsonArray>
@@ -62,6 +63,8 @@ Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *
     });
     connect(m_s.pool, &AccountPool::slotFreed, this, &Turn::onSlotFreed);
     connect(m_s.pool->ledger(), &SlotLedger::ownerLost, this, &Turn::onOwnerLost);
+    m_egress = m_s.egress ? m_s.egress->beginRequest() : std::make_unique<EgressRequest>(nullptr, *m_s.clock);
+    connect(m_egress.get(), &EgressRequest::budgetExhausted, this, &Turn::onEgressBudgetExhausted);
 }
 
 Turn::~Turn()
@@ -366,7 +369,7 @@ void Turn::onOwnerLost(const QString &requestId)
 {
     if (requestId != m_requestId || m_settled || SY_FAULT("ignore-owner-epoch"))
         return;
-    m_attempts.append({m_accountId, QStringLiteral("owner_lost"), m_s.clock->monotonicMs() - m_attemptStartMs});
+    noteAttempt(QStringLiteral("owner_lost"));
     dropCall();
     fail(QStringLiteral("failed"), QString(), QStringLiteral("owner_lost"),
          QStringLiteral("This turn's owner slot was taken over (its lease expired); retry."));
@@ -384,6 +387,11 @@ void Turn::dispatch(const QString &accountId)
     m_accountId = accountId;
     const AccountPool::Account *account = m_s.pool->account(accountId);
     Q_ASSERT(account);
+    const EgressDecision egress = m_egress->nextAttempt(accountId, account->record.alias);
+    if (!egress.allowed()) {
+        egressRefused(accountId, egress);
+        return;
+    }
     if (!m_sessionKey.isEmpty())
         m_s.pool->bindSession(m_sessionKey, accountId);
 
@@ -393,9 +401,13 @@ void Turn::dispatch(const QString &accountId)
     req.headers = upstreamHeaders(*m_request, *account, m_requestId.toLatin1(), true);
     m_attemptAccessToken = account->tokens.accessToken;
     req.body = m_upstreamBody;
+    req.egress = egress.upstreamEgress();
     m_attemptStartMs = m_s.clock->monotonicMs();
     m_budget.beginAttempt();
     m_call = m_s.upstream->start(req);
+    // Recorded from the call, whose pooled connection is keyed by this egress proxy: the one that carries it.
+    m_attemptEgress = m_call->egressName().isEmpty() ? std::nullopt : std::optional<QString>(m_call->egressName());
+    m_egress->watch(m_call);
     connect(m_call, &UpstreamCall::requestSent, this, &Turn::onRequestSent);
     connect(m_call, &UpstreamCall::headersReceived, this, &Turn::onHeaders);
     connect(m_call, &UpstreamCall::sseEvent, this, &Turn::onEvent);
@@ -493,7 +505,7 @@ void Turn::onEvent(const SseEvent &event)
             m_errorCode = data.value(QLatin1String("response")).toObject().value(QLatin1String("error")).toObject()
                               .value(QLatin1String("code")).toString(QStringLiteral("response_failed"));
         rememberAnchor();
-        m_attempts.append({m_accountId, status, m_s.clock->monotonicMs() - m_attemptStartMs});
+        noteAttempt(status);
         letCallFinish();
         settle(status, [this, bytes] {
             if (!m_response)
@@ -546,7 +558,7 @@ void Turn::onFinished(UpstreamCall::Outcome outcome, const QString &detail)
         attemptFailed(QStringLiteral("stream_lost"), f, 0, {});
         return;
     }
-    m_attempts.append({m_accountId, QStringLiteral("stream_lost"), m_s.clock->monotonicMs() - m_attemptStartMs});
+    noteAttempt(QStringLiteral("stream_lost"));
     fail(QStringLiteral("failed"), QString(), QStringLiteral("upstream_stream_lost"),
          QStringLiteral("The upstream connection ended before the response completed."));
 }

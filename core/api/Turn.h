@@ -7,6 +7,7 @@
 #include "http/HttpRequest.h"
 #include "upstream/StageBudget.h"
 #include "upstream/UpstreamCall.h"
+#include "upstream/egress/EgressRequest.h"
 
 #include <QJsonObject>
 #include <QObject>
@@ -28,6 +29,7 @@ struct TurnAttempt
     QString accountId;
     QString outcome;
     qint64 elapsedMs = 0;
+    std::optional<QString> egressProxy; // the egress proxy that carried it; nullopt = direct
 };
 
 // One model turn from a downstream request to its settlement: parse, route (continuation > affinity > pin >
@@ -76,6 +78,7 @@ private:
     void onKeepalive();
     void onClientGone();
     void onSlotFreed();
+    void onEgressBudgetExhausted();
 
     void attemptFailed(const QString &outcome, const FailureInfo &failure, int upstreamStatus,
                        const QByteArray &upstreamBody, const QString &killStage = {});
@@ -85,6 +88,10 @@ private:
     void refreshThenRetry(const QString &failedAccount, const FailureInfo &failure);
     // No account is left to fail over to: answer with what the last attempt ran into.
     void giveUp(std::optional<qint64> earliestResetMs);
+    // The account's egress pool cannot carry an attempt: it never goes direct instead; another account may.
+    void egressRefused(const QString &accountId, const EgressDecision &decision);
+    // Appends the current attempt, with the egress proxy that carried it, to the request log's attempts.
+    void noteAttempt(const QString &outcome);
     void dropCall();
     void letCallFinish();
     void releaseSlot();
@@ -138,7 +145,8 @@ private:
     bool m_forwardedEvent = false; // an upstream event reached the client: no more failover
     bool m_sawTerminal = false;
     QList<TurnAttempt> m_attempts;
-    QSet<QString> m_blockedBy;
+    std::unique_ptr<EgressRequest> m_egress; // this request's egress budgets and blocked_by reasons
+    std::optional<QString> m_attemptEgress;  // egress proxy of the current attempt (from its call)
     struct LastFailure
     {
         QString outcome;

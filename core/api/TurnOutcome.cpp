@@ -20,13 +20,16 @@ void Turn::attemptFailed(const QString &outcome, const FailureInfo &failure, int
     // A copy: the reference may point into the call, which dropCall() clears.
     const QByteArray upstreamBody = upstreamBodyRef;
     dropCall();
-    m_attempts.append({m_accountId, outcome, m_s.clock->monotonicMs() - m_attemptStartMs});
+    // Through an egress proxy a connection that never came up is the proxy's failure, not the account's.
+    const QString recorded = m_egress->attemptFailed(outcome);
+    const bool egressFailure = EgressRequest::isEgressFailure(recorded);
+    noteAttempt(recorded);
     m_budget.endAttempt();
     const QString failedAccount = m_accountId;
     // A 401 may only mean the access token expired: refresh once before penalising the account.
     const bool refresh = failure.cls == FailureClass::AuthExpired && !m_refreshTried && !m_forwardedEvent &&
                          m_budget.expiredStage().isEmpty();
-    if (penalisesAccount(failure.cls) && !refresh)
+    if (penalisesAccount(failure.cls) && !refresh && !egressFailure)
         m_s.pool->recordFailure(failedAccount, failure);
     releaseSlot();
 
@@ -48,13 +51,50 @@ void Turn::attemptFailed(const QString &outcome, const FailureInfo &failure, int
         }
         return;
     }
-    m_blockedBy.insert(outcome);
-    m_lastFailure = {outcome, failure, killStage, true};
+    FailureInfo lastFailure = failure;
+    if (egressFailure)
+        lastFailure.code = recorded;
+    m_lastFailure = {recorded, lastFailure, killStage, true};
     if (refresh) {
         refreshThenRetry(failedAccount, failure);
         return;
     }
+    if (egressFailure && !m_forwardedEvent && m_budget.expiredStage().isEmpty()) {
+        // The same account may go on through the pool's next proxy (the egress budget decides how long).
+        m_retryAccountId = failedAccount;
+        m_state = State::Routing;
+        route();
+        return;
+    }
     failOver(failedAccount);
+}
+
+void Turn::egressRefused(const QString &accountId, const EgressDecision &decision)
+{
+    FailureInfo f;
+    f.cls = FailureClass::None;
+    f.code = decision.reason;
+    f.message = decision.detail;
+    m_lastFailure = {decision.reason, f,
+                     decision.reason == blocked::budgetExhausted ? QString(stage::egress) : QString(), true};
+    releaseSlot();
+    failOver(accountId);
+}
+
+void Turn::onEgressBudgetExhausted()
+{
+    if (m_settled || !m_call || m_forwardedEvent)
+        return;
+    FailureInfo f;
+    f.cls = FailureClass::Transient;
+    f.code = egress_outcome::egressTimeout;
+    f.message = QStringLiteral("setting up connections through the egress proxies used up the egress budget");
+    attemptFailed(f.code, f, 0, {}, stage::egress);
+}
+
+void Turn::noteAttempt(const QString &outcome)
+{
+    m_attempts.append({m_accountId, outcome, m_s.clock->monotonicMs() - m_attemptStartMs, m_attemptEgress});
 }
 
 void Turn::failOver(const QString &failedAccount)
@@ -92,6 +132,7 @@ void Turn::refreshThenRetry(const QString &failedAccount, const FailureInfo &fai
 
 void Turn::giveUp(std::optional<qint64> earliestResetMs)
 {
+    m_egress->noteGaveUp(!m_attempts.isEmpty(), !m_budget.expiredStage().isEmpty());
     const FailureInfo &failure = m_lastFailure.info;
     m_errorCode = failure.code.isEmpty() ? m_lastFailure.outcome : failure.code;
     const bool limited = failure.cls == FailureClass::RateLimited || failure.cls == FailureClass::QuotaExceeded;
@@ -150,8 +191,7 @@ void Turn::onDeadline()
         return;
     }
     if (m_call)
-        m_attempts.append({m_accountId, stage + QStringLiteral("_timeout"),
-                           m_s.clock->monotonicMs() - m_attemptStartMs});
+        noteAttempt(stage + QStringLiteral("_timeout"));
     dropCall();
     fail(QStringLiteral("timed_out"), stage, stage + QStringLiteral("_timeout"),
          QStringLiteral("The %1 budget ran out.").arg(stage));
@@ -162,7 +202,7 @@ void Turn::onClientGone()
     if (m_settled)
         return;
     if (m_call)
-        m_attempts.append({m_accountId, QStringLiteral("cancelled"), m_s.clock->monotonicMs() - m_attemptStartMs});
+        noteAttempt(QStringLiteral("cancelled"));
     dropCall();
     m_errorCode = QStringLiteral("client_disconnected");
     settle(QStringLiteral("cancelled"), {});
@@ -175,7 +215,7 @@ void Turn::cancelForShutdown()
     if (m_settled)
         return;
     if (m_call)
-        m_attempts.append({m_accountId, QStringLiteral("cancelled"), m_s.clock->monotonicMs() - m_attemptStartMs});
+        noteAttempt(QStringLiteral("cancelled"));
     dropCall();
     m_errorCode = QStringLiteral("shutdown");
     if (m_response && !m_response->isCommitted()) {
@@ -274,10 +314,11 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     e.errorCode = status == QLatin1String("completed") ? std::nullopt : opt(m_errorCode);
     e.upstreamRequestId = opt(QString::fromLatin1(m_upstreamRequestId));
     for (const TurnAttempt &a : m_attempts)
-        e.attempts.append({a.accountId, std::nullopt, a.outcome, a.elapsedMs});
+        e.attempts.append({a.accountId, a.egressProxy, a.outcome, a.elapsedMs});
     if (status != QLatin1String("completed")) {
-        e.blockedBy = m_blockedBy.values();
-        std::sort(e.blockedBy.begin(), e.blockedBy.end());
+        if (status == QLatin1String("timed_out"))
+            m_egress->noteReason(blocked::budgetExhausted);
+        e.blockedBy = m_egress->blockedBy(); // distinct and sorted
     }
     e.latency = toLogLatency(m_budget.latencies());
     e.tokens = toLogTokens(m_sink ? m_sink->usage() : TokenUsage{});

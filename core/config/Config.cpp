@@ -82,8 +82,8 @@ QString applyFile(const QString &path, const QJsonObject &obj, Config &c)
                 return where(key) + QStringLiteral(" is %1, outside %2..%3").arg(n).arg(k.min).arg(k.max);
             k.field(c) = int(n);
         }
-        if (handled)
-            continue;
+        if (handled || EgressSettings::isEgressKey(key))
+            continue; // egress keys refer to each other: read together below
         if (key == QLatin1String("listen")) {
             if (!v.isString())
                 return where(key) + QStringLiteral(" must be a string \"HOST:PORT\"");
@@ -109,7 +109,7 @@ QString applyFile(const QString &path, const QJsonObject &obj, Config &c)
             return where(key) + QStringLiteral(" is not a known setting");
         }
     }
-    return {};
+    return parseEgressSettings(path, obj, &c.egress);
 }
 
 QString validate(const Config &c)
@@ -117,6 +117,9 @@ QString validate(const Config &c)
     const QString budgets = c.budgets.validate();
     if (!budgets.isEmpty())
         return budgets;
+    const QString egress = validateEgressSettings(c.egress, c.budgets.requestTotalS);
+    if (!egress.isEmpty())
+        return egress;
     if (c.leaseTtlS < c.leaseRenewS * 2)
         return QStringLiteral("lease_ttl_s (%1) must be at least twice lease_renew_s (%2)")
             .arg(c.leaseTtlS)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "upstream/StageBudget.h"
+#include "upstream/egress/EgressConfig.h"
 
 #include <QHostAddress>
 #include <QString>
@@ -40,6 +41,9 @@ struct Config
 
     // Per-stage budgets (DESIGN.md "Per-stage budgets")
     BudgetSettings budgets;
+
+    // Egress proxies, pools and account bindings; empty means every upstream connection goes direct.
+    EgressSettings egress;
 
     // Leases (DESIGN.md "Accounts, slots and replicas")
     int leaseTtlS = 60;

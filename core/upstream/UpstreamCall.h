@@ -9,10 +9,19 @@
 #include <QPointer>
 #include <QUrl>
 #include <memory>
+#include <optional>
 
 namespace sy {
 
 class UpstreamClient;
+
+// The egress proxy one request goes through (upstream/egress/ picks it). The name is what the request log
+// records; connections are pooled per egress, so the one named is the one that carries the request.
+struct UpstreamEgress
+{
+    QString name;
+    QNetworkProxy proxy;
+};
 
 struct UpstreamRequest
 {
@@ -25,6 +34,8 @@ struct UpstreamRequest
     QByteArray body;
     // Bound on a buffered (non-SSE) body and on one SSE event; a larger response is cut off as broken.
     qint64 maxBodyBytes = 64 * 1024 * 1024;
+    // Through this egress proxy instead of the client's proxy setting.
+    std::optional<UpstreamEgress> egress;
 };
 
 // One upstream HTTP/1.1 exchange, created by UpstreamClient::start(). Lives in the client's thread.
@@ -78,6 +89,9 @@ public:
     int statusCode() const { return m_status; } // -1 before headers
     bool isEventStream() const { return m_eventStream; }
     const QUrl &url() const { return m_url; }
+    // The egress proxy carrying this call (empty: direct or the client's proxy setting). Every connection
+    // the call uses comes from the pool under a key that includes it.
+    const QString &egressName() const { return m_endpoint.egressName; }
 
     static QString outcomeName(Outcome outcome);
 

@@ -27,7 +27,10 @@ UpstreamClient::~UpstreamClient()
 
 UpstreamCall *UpstreamClient::start(const UpstreamRequest &request)
 {
-    auto *call = new UpstreamCall(this, request, UpstreamEndpoint::fromUrl(request.url, m_proxy), m_tls);
+    UpstreamEndpoint endpoint = UpstreamEndpoint::fromUrl(request.url, request.egress ? request.egress->proxy : m_proxy);
+    if (request.egress)
+        endpoint.egressName = request.egress->name;
+    auto *call = new UpstreamCall(this, request, endpoint, m_tls);
     m_calls.removeAll(nullptr);
     m_calls.append(call);
     // From the event loop, so the caller has connected its handlers before the first signal.

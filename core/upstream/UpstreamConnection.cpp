@@ -32,13 +32,16 @@ UpstreamEndpoint UpstreamEndpoint::fromUrl(const QUrl &url, const QNetworkProxy 
 
 QString UpstreamEndpoint::key() const
 {
-    return QStringLiteral("%1://%2:%3 via %4:%5:%6:%7")
+    const bool remoteDns = proxy.capabilities().testFlag(QNetworkProxy::HostNameLookupCapability);
+    return QStringLiteral("%1://%2:%3 via %4:%5:%6:%7:%8 egress %9")
         .arg(tls ? QStringLiteral("https") : QStringLiteral("http"), host)
         .arg(port)
         .arg(int(proxy.type()))
         .arg(proxy.hostName())
         .arg(proxy.port())
-        .arg(proxy.user());
+        .arg(proxy.user())
+        .arg(remoteDns ? 1 : 0)
+        .arg(egressName);
 }
 
 UpstreamConnection::UpstreamConnection(const UpstreamEndpoint &endpoint, const QSslConfiguration &tls,

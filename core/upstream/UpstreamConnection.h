@@ -20,9 +20,12 @@ struct UpstreamEndpoint
     QString host;
     quint16 port = 0;
     QNetworkProxy proxy;
+    QString egressName; // the configured egress proxy, empty when none
 
     static UpstreamEndpoint fromUrl(const QUrl &url, const QNetworkProxy &proxy);
-    // Scheme, host, port and the proxy's type, host, port and user (never its password).
+    // Scheme, host, port, the egress name and the proxy's type, host, port, user (never its password) and
+    // name resolution (SOCKS5 with or without remote DNS): a connection through one egress proxy is never
+    // reused for another.
     QString key() const;
 };
 

@@ -1,0 +1,81 @@
+#pragma once
+
+#include "upstream/egress/EgressBudget.h"
+#include "upstream/egress/EgressConfig.h"
+#include "upstream/egress/EgressPool.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QTimer>
+#include <functional>
+#include <memory>
+
+namespace sy {
+
+class EgressProber;
+class EgressRequest;
+class SecretStore;
+struct Config;
+
+// The gateway's egress proxies and pools (DESIGN.md `egress`): per-proxy state (credentials from the
+// keychain, health from real handshake probes through each proxy to the upstream, repeated every
+// probeIntervalMs()), the pools' strategy state, and the account -> pool bindings. Requests talk to it
+// through their own EgressRequest (beginRequest()). Lives on the proxy thread.
+//
+// With no egress configuration every attempt goes direct, as before.
+class EgressSelector : public QObject
+{
+    Q_OBJECT
+
+public:
+    EgressSelector(const Config &config, const Clock &clock, SecretStore *secrets, QObject *parent = nullptr);
+    ~EgressSelector() override;
+
+    // Loads credentials, runs the first probe round, then probes periodically. `ready` runs once the first
+    // round is done (at most about connect_s later), so no request sees a pool of unknown health.
+    void start(std::function<void()> ready);
+    void stop();
+
+    bool isConfigured() const { return !m_settings.isEmpty(); }
+    const EgressSettings &settings() const { return m_settings; }
+
+    // A new request's own view (its budgets and blocked_by reasons). Never shared between requests.
+    std::unique_ptr<EgressRequest> beginRequest();
+
+    // The pool an account's attempts go through; empty = direct.
+    QString poolFor(const QString &accountId, const std::optional<QString> &alias) const;
+    EgressPool *pool(const QString &name);
+    const QList<EgressProxyState> &proxies() const { return m_proxies; }
+    const EgressProxyState *proxy(const QString &name) const;
+    bool poolHealthy(const QString &pool) const;
+    QString poolUnusableReason(const QString &pool) const;
+
+    // Probes every proxy now; `done` after the round.
+    void probeNow(std::function<void()> done = {});
+    int probeIntervalMs() const { return m_probeIntervalMs; }
+    void setProbeIntervalMs(int ms);
+    // {pools: [{name, strategy, healthy, unusable, proxies}], proxies: [{name, type, health, detail, probed_at}]}
+    QJsonObject statusJson() const;
+
+signals:
+    void healthChanged();
+
+private:
+    friend class EgressRequest;
+    // The budget a request gets for a pool: a new one for every request.
+    std::shared_ptr<EgressBudget> budgetFor(const QString &pool);
+    void loadCredentials(std::function<void()> done);
+    void applyProbe(const QString &proxy, bool healthy, const QString &detail);
+
+    const Clock &m_clock;
+    SecretStore *m_secrets;
+    EgressSettings m_settings;
+    QList<EgressProxyState> m_proxies;
+    QHash<QString, EgressPool *> m_pools;
+    EgressProber *m_prober = nullptr;
+    QTimer m_probeTimer;
+    int m_probeIntervalMs = 30 * 1000;
+};
+
+} // namespace sy
