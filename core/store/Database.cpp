@@ -3,7 +3,6 @@
 #include "store/Schema.h"
 #include "util/Clock.h"
 
-#include <QCryptographicHash>
 #include <QDir>
 #include <QFileInfo>
 #include <QThread>
@@ -154,72 +153,6 @@ bool Database::openSqlite(const DatabaseLocation &loc, OpenMode mode, QString *e
     return true;
 }
 
-bool Database::openPostgres(const DatabaseLocation &loc, OpenMode mode, QString *error)
-{
-    if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QPSQL"))) {
-        setError(error, QStringLiteral("database %1: the Qt PostgreSQL driver (QPSQL, Debian package libqt6sql6-psql) "
-                                       "is not installed")
-                            .arg(m_location));
-        return false;
-    }
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), m_connectionName);
-        db.setHostName(loc.host);
-        db.setPort(loc.port);
-        db.setUserName(loc.user);
-        db.setPassword(loc.password);
-        db.setDatabaseName(loc.databaseName);
-        db.setConnectOptions(loc.postgresConnectOptions());
-        if (!db.open()) {
-            // libpq's message names host, port and user, never the password.
-            setError(error, QStringLiteral("cannot connect to database %1: %2")
-                                .arg(m_location, db.lastError().databaseText().simplified()));
-            db = QSqlDatabase();
-            close();
-            return false;
-        }
-    }
-    QString step;
-    if (!applyPostgresSession(&step) ||
-        (mode == OpenMode::ReadOnly && !exec(QStringLiteral("SET default_transaction_read_only = on"), &step))) {
-        setError(error, QStringLiteral("database %1: cannot apply settings: %2").arg(m_location, step));
-        close();
-        return false;
-    }
-    return true;
-}
-
-bool Database::applyPostgresSession(QString *error)
-{
-    // Times are stored as epoch milliseconds, so the zone only matters to people reading the database by
-    // hand. lock_timeout bounds lock waits like SQLite's busy timeout; notices (CREATE ... IF NOT EXISTS that
-    // skipped) would otherwise go to stderr.
-    return exec(QStringLiteral("SET TIME ZONE 'UTC'"), error) &&
-           exec(QStringLiteral("SET lock_timeout = '5s'"), error) &&
-           exec(QStringLiteral("SET client_min_messages = warning"), error) &&
-           exec(QStringLiteral("SET application_name = 'switchyard'"), error);
-}
-
-bool Database::reconnectPostgres(QString *error)
-{
-    if (m_transactionDepth != 0) {
-        setError(error, QStringLiteral("cannot reconnect inside a transaction"));
-        return false;
-    }
-    QSqlDatabase db = connection();
-    db.close();
-    if (!db.open()) {
-        setError(error, db.lastError().databaseText().simplified());
-        return false;
-    }
-    m_connectionLost = false;
-    const bool ok = applyPostgresSession(error) &&
-                    (m_mode != OpenMode::ReadOnly || exec(QStringLiteral("SET default_transaction_read_only = on"), error));
-    if (!ok)
-        m_connectionLost = true;
-    return ok;
-}
-
 void Database::close()
 {
     if (QSqlDatabase::contains(m_connectionName)) {
@@ -249,19 +182,6 @@ QSqlDatabase Database::connection() const
 QSqlQuery Database::query() const
 {
     return QSqlQuery(connection());
-}
-
-void Database::reconnectIfLost()
-{
-    if (!m_connectionLost || m_transactionDepth != 0 || m_dialect != Dialect::Postgres)
-        return;
-    const qint64 now = SystemClock::instance().monotonicMs();
-    // An unreachable host may take connect_timeout to refuse: do not pay that on every statement.
-    if (m_lastReconnectMs >= 0 && now - m_lastReconnectMs < 1000)
-        return;
-    m_lastReconnectMs = now;
-    QString ignored;
-    reconnectPostgres(&ignored);
 }
 
 bool Database::prepare(QSqlQuery &q, const QString &sql, QString *error)
@@ -382,23 +302,6 @@ bool Database::bumpChangeCounter(QString *error)
                 error);
 }
 
-bool Database::lockForWrite(const QString &scope, QString *error)
-{
-    if (m_transactionDepth == 0) {
-        setError(error, QStringLiteral("lockForWrite needs an open transaction"));
-        return false;
-    }
-    if (m_dialect == Dialect::Sqlite)
-        return true;
-    // A stable 64-bit key (qHash is seeded per process, and every replica must derive the same key).
-    const QByteArray name = QByteArrayLiteral("switchyard:") + scope.toUtf8();
-    const QByteArray digest = QCryptographicHash::hash(name, QCryptographicHash::Sha256);
-    qint64 key = 0;
-    for (int i = 0; i < 8; ++i)
-        key = (key << 8) | quint8(digest.at(i));
-    return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(key), error);
-}
-
 bool Database::probeWrite(qint64 nowMs, QString *error)
 {
     QString probeError;
@@ -481,71 +384,6 @@ void Database::noteFailure(const QSqlError &error)
         m_connectionLost = m_connectionLost || state.isEmpty() || state.startsWith(QLatin1String("08")) ||
                            state.startsWith(QLatin1String("57P0"));
     }
-}
-
-// ---- Transaction ----
-
-Transaction::Transaction(Database &db, Kind kind) : m_db(db), m_kind(kind) {}
-
-Transaction::~Transaction()
-{
-    if (m_depth >= 0 && !m_finished)
-        rollback();
-}
-
-bool Transaction::begin(QString *error)
-{
-    const int depth = m_db.m_transactionDepth;
-    QString sql = QStringLiteral("SAVEPOINT sy_%1").arg(depth);
-    if (depth == 0 && m_db.dialect() == Database::Dialect::Sqlite)
-        sql = m_kind == Kind::Write ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("BEGIN");
-    else if (depth == 0)
-        sql = m_kind == Kind::Write ? QStringLiteral("BEGIN") : QStringLiteral("BEGIN ISOLATION LEVEL REPEATABLE READ");
-    if (!m_db.exec(sql, error))
-        return false;
-    m_depth = depth;
-    m_db.m_transactionDepth = depth + 1;
-    return true;
-}
-
-bool Transaction::commit(QString *error)
-{
-    if (m_depth < 0 || m_finished) {
-        setError(error, QStringLiteral("transaction not active"));
-        return false;
-    }
-    // PostgreSQL answers COMMIT of an aborted transaction with a silent ROLLBACK: report it as the failure it is.
-    if (!m_db.m_abortedBy.isEmpty()) {
-        setError(error, QStringLiteral("transaction aborted by an earlier failed statement: ") + m_db.m_abortedBy);
-        rollback();
-        return false;
-    }
-    const QString sql = m_depth == 0 ? QStringLiteral("COMMIT") : QStringLiteral("RELEASE sy_%1").arg(m_depth);
-    if (!m_db.exec(sql, error)) {
-        rollback();
-        return false;
-    }
-    m_finished = true;
-    m_db.m_transactionDepth = m_depth;
-    return true;
-}
-
-void Transaction::rollback()
-{
-    if (m_depth < 0 || m_finished)
-        return;
-    m_finished = true;
-    // Errors here are ignored on purpose: SQLite may already have rolled back (after SQLITE_FULL, say).
-    QString ignored;
-    if (m_depth == 0) {
-        m_db.exec(QStringLiteral("ROLLBACK"), &ignored);
-    } else {
-        m_db.exec(QStringLiteral("ROLLBACK TO sy_%1").arg(m_depth), &ignored);
-        m_db.exec(QStringLiteral("RELEASE sy_%1").arg(m_depth), &ignored);
-    }
-    m_db.m_transactionDepth = m_depth;
-    // Either way the server's transaction is usable again (or gone).
-    m_db.m_abortedBy.clear();
 }
 
 } // namespace sy

@@ -85,6 +85,8 @@ class tst_SharedDatabaseServe : public QObject
         // No keychain anywhere: a single keychain call would fail.
         proxy.setEnv(QStringLiteral("DBUS_SESSION_BUS_ADDRESS"), QStringLiteral("unix:path=/nonexistent/bus"));
         proxy.setEnv(QStringLiteral("DISPLAY"), QString());
+        // Every debug line too: a failure has something to show, and no line may carry a token or the password.
+        proxy.setEnv(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("sy.*.debug=true"));
     }
 
     void verifyNothingLeaks(const QByteArray &text, const QList<FakeAccount> &accounts, const char *where)
@@ -174,8 +176,12 @@ private slots:
         aliases.sort();
         QCOMPARE(aliases, (QStringList{QStringLiteral("acct1"), QStringLiteral("acct2")}));
 
-        QCOMPARE(first.stop(), 0);
-        QCOMPARE(second.stop(), 0);
+        // Generous: the drain may wait for in-flight turns up to request_total_s / 20 + 5 s (35 s by default).
+        // A failure shows the replica's debug log.
+        const int firstExit = first.stop(60000);
+        QVERIFY2(firstExit == 0, first.serveStderr().right(4000).constData());
+        const int secondExit = second.stop(60000);
+        QVERIFY2(secondExit == 0, second.serveStderr().right(4000).constData());
         verifyNothingLeaks(first.serveStderr(), first.accounts(), "first replica's stderr");
         verifyNothingLeaks(second.serveStderr(), first.accounts(), "second replica's stderr");
         verifyNothingLeaks(listed.out + listed.err, first.accounts(), "accounts list");

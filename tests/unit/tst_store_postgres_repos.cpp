@@ -1,12 +1,10 @@
-// The repositories and the database secret store on a real PostgreSQL 15 server (PostgresServer): accounts
-// (dedup, lookup, aliases, runtime state, removal) with the change counter, usage, the request log, anchors
-// and affinity, settings and the pin, refresh claims, token totals, sealed tokens as BYTEA that no dump shows
-// in clear, and two replicas importing the same accounts at once.
+// The repositories on a real PostgreSQL 15 server (PostgresServer): accounts (dedup, lookup, aliases, runtime
+// state, removal) with the change counter, usage, the request log, anchors and affinity, settings and the pin,
+// refresh claims, token totals, and two replicas importing the same accounts at once. The secret store on
+// PostgreSQL: tst_secret_database_postgres.
 #include "ManualClock.h"
 #include "TestSupport.h"
 #include "accounts/AuthJson.h"
-#include "accounts/DatabaseSecretStore.h"
-#include "accounts/SecretCipher.h"
 #include "lib/PostgresServer.h"
 #include "store/AccountRepository.h"
 #include "store/AnchorRepository.h"
@@ -42,52 +40,6 @@ QVariant scalar(Database &db, const QString &sql)
     if (!q.exec(sql) || !q.next())
         return {};
     return q.value(0);
-}
-
-SecretKey testKey(char seed)
-{
-    QByteArray k(SecretKey::kBytes, Qt::Uninitialized);
-    for (int i = 0; i < k.size(); ++i)
-        k[i] = char(seed * 31 + i * 7 + 1);
-    return *SecretKey::fromBytes(k);
-}
-
-AuthTokens sampleTokens(const QString &tag)
-{
-    const auto part = [&](const QString &what) {
-        return (what + tag).toUtf8().toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
-    };
-    AuthTokens t;
-    t.accessToken = QString::fromLatin1(part(QStringLiteral("{\"alg\":\"RS256\"}")) + '.' +
-                                        part(QStringLiteral("{\"sub\":\"access\"}")) + '.' +
-                                        part(QStringLiteral("access-signature-")));
-    t.idToken = QString::fromLatin1(part(QStringLiteral("{\"typ\":\"JWT\"}")) + '.' +
-                                    part(QStringLiteral("{\"email\":\"id\"}")) + '.' + part(QStringLiteral("id-sig-")));
-    t.refreshToken = QStringLiteral("rt_refresh_token_value_") + tag;
-    return t;
-}
-
-// Each token and JWT part, raw and hex-encoded (a BYTEA column holding clear text dumps as hex).
-QList<QByteArray> needles(const AuthTokens &t)
-{
-    QList<QByteArray> raw{t.accessToken.toUtf8(), t.refreshToken.toUtf8(), t.idToken.toUtf8()};
-    for (const QString &jwt : {t.accessToken, t.idToken}) {
-        for (const QString &p : jwt.split(QLatin1Char('.')))
-            raw << p.toUtf8();
-    }
-    QList<QByteArray> out = raw;
-    for (const QByteArray &r : raw)
-        out << r.toHex();
-    return out;
-}
-
-QByteArray firstHit(const QByteArray &haystack, const QList<QByteArray> &needles)
-{
-    for (const QByteArray &n : needles) {
-        if (haystack.contains(n))
-            return n;
-    }
-    return {};
 }
 
 // Lets two threads start each step together, so their look-up-then-insert sequences really overlap.
@@ -434,68 +386,6 @@ private slots:
         QVERIFY(claims.heldUntil(QStringLiteral("acc_1"), &error));
         QVERIFY(claims.release(QStringLiteral("acc_1"), QStringLiteral("replica-b"), &error));
         QVERIFY(!claims.heldUntil(QStringLiteral("acc_1"), &error));
-    }
-
-    // Sealed tokens round-trip through BYTEA, and a full dump of the database never shows a token.
-    void secretStoreRoundTripAndNoTokenInClear()
-    {
-        QList<QByteArray> secrets;
-        {
-            DatabaseSecretStore store(m_url, testKey(6));
-            AuthTokens read;
-            QCOMPARE(store.readTokensBlocking(QStringLiteral("acc_1"), &read).error, SecretError::NotFound);
-            for (int i = 0; i < 4; ++i) {
-                const AuthTokens t = sampleTokens(QStringLiteral("first%1").arg(i));
-                secrets << needles(t);
-                const SecretOutcome o = store.writeTokensBlocking(QStringLiteral("acc_%1").arg(i), t);
-                QVERIFY2(o.ok, qPrintable(o.errorText));
-            }
-            const AuthTokens rotated = sampleTokens(QStringLiteral("rotated"));
-            secrets << needles(rotated);
-            QVERIFY(store.writeTokensBlocking(QStringLiteral("acc_1"), rotated).ok);
-            SecretOutcome o = store.readTokensBlocking(QStringLiteral("acc_1"), &read);
-            QVERIFY2(o.ok, qPrintable(o.errorText));
-            QCOMPARE(read, rotated);
-            QVERIFY(store.removeTokensBlocking(QStringLiteral("acc_0")).ok);
-            QCOMPARE(store.readTokensBlocking(QStringLiteral("acc_0"), &read).error, SecretError::NotFound);
-            // Another replica with the same key reads it; one with another key is told so.
-            DatabaseSecretStore replica(m_url, testKey(6));
-            QVERIFY(replica.readTokensBlocking(QStringLiteral("acc_2"), &read).ok);
-            QCOMPARE(read, sampleTokens(QStringLiteral("first2")));
-            DatabaseSecretStore stranger(m_url, testKey(7));
-            o = stranger.readTokensBlocking(QStringLiteral("acc_2"), &read);
-            QVERIFY(!o.ok);
-            QVERIFY2(o.errorText.contains(QLatin1String("another key")), qPrintable(o.errorText));
-        }
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM account_secrets")).toInt(), 3);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT octet_length(nonce) FROM account_secrets "
-                                              "WHERE account_id = 'acc_1'"))
-                     .toInt(),
-                 24);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT nonce FROM account_secrets WHERE account_id = 'acc_1'"))
-                     .metaType()
-                     .id(),
-                 QMetaType::QByteArray);
-
-        QByteArray dump;
-        QString error;
-        QVERIFY2(m_pg.dump(m_database, &dump, &error), qPrintable(error));
-        QVERIFY2(dump.contains("COPY public.account_secrets"), dump.left(2000).constData());
-        const QByteArray hit = firstHit(dump, secrets);
-        QVERIFY2(hit.isEmpty(), hit.constData());
-        // The scan has teeth: the same token stored in clear (text, and bytes in a BYTEA column) is found.
-        QSqlQuery q = m_db->query();
-        QVERIFY(q.prepare(QStringLiteral("INSERT INTO settings (key, value) VALUES ('leak', ?)")));
-        q.addBindValue(sampleTokens(QStringLiteral("first3")).refreshToken);
-        QVERIFY(q.exec());
-        QVERIFY(q.prepare(QStringLiteral("INSERT INTO account_secrets VALUES ('acc_leak', 1, 'k', ?, ?, 0)")));
-        q.addBindValue(QByteArray("n"));
-        q.addBindValue(sampleTokens(QStringLiteral("first1")).accessToken.toUtf8());
-        QVERIFY2(q.exec(), qPrintable(q.lastError().text()));
-        QVERIFY2(m_pg.dump(m_database, &dump, &error), qPrintable(error));
-        QVERIFY(!firstHit(dump, secrets).isEmpty());
-        QVERIFY(dump.contains(sampleTokens(QStringLiteral("first3")).refreshToken.toUtf8()));
-        QVERIFY(dump.contains(sampleTokens(QStringLiteral("first1")).accessToken.toUtf8().toHex()));
     }
 
     // Two replicas importing the same accounts at the same moment: no failure, no duplicate.
