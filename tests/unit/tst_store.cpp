@@ -83,8 +83,8 @@ private slots:
 
     void migrationFromEmptyCreatesSchema()
     {
-        QCOMPARE(m_db->schemaVersion(), 3);
-        QCOMPARE(Database::latestSchemaVersion(), 3);
+        QCOMPARE(m_db->schemaVersion(), 5);
+        QCOMPARE(Database::latestSchemaVersion(), 5);
         QVERIFY(m_db->writable());
         QSet<QString> tables;
         QSqlQuery q = m_db->query();
@@ -92,7 +92,8 @@ private slots:
         while (q.next())
             tables << q.value(0).toString();
         QCOMPARE(tables, set({"schema_version", "meta", "accounts", "account_usage", "settings", "request_log",
-                              "response_anchors", "session_affinity", "account_secrets", "refresh_claims"}));
+                              "response_anchors", "session_affinity", "account_secrets", "refresh_claims",
+                              "usage_rollup_hourly", "usage_samples"}));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                               "name = 'request_log_started'"))
                      .toInt(),
@@ -115,8 +116,8 @@ private slots:
         m_db.reset();
         m_db = std::make_unique<Database>();
         QVERIFY2(m_db->open(path(), &error), qPrintable(error));
-        QCOMPARE(m_db->schemaVersion(), 3);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 3);
+        QCOMPARE(m_db->schemaVersion(), 5);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 5);
     }
 
     // A version-1 file (before account_secrets and refresh_claims) upgrades to the latest on open, keeping its data.
@@ -124,10 +125,13 @@ private slots:
     {
         const QString id = addAccount(QStringLiteral("personal-alice.json"));
         QString error;
-        // Versions 2 and 3 only added account_secrets and refresh_claims, so dropping them (and their version
-        // rows) gives a version-1 file.
+        // Versions 2 to 5 only added tables and an index, so dropping them (and their version rows) gives a
+        // version-1 file.
         QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE account_secrets"), &error), qPrintable(error));
         QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE refresh_claims"), &error), qPrintable(error));
+        QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE usage_rollup_hourly"), &error), qPrintable(error));
+        QVERIFY2(m_db->exec(QStringLiteral("DROP TABLE usage_samples"), &error), qPrintable(error));
+        QVERIFY2(m_db->exec(QStringLiteral("DROP INDEX request_log_started_id"), &error), qPrintable(error));
         QVERIFY2(m_db->exec(QStringLiteral("DELETE FROM schema_version WHERE version >= 2"), &error), qPrintable(error));
         QCOMPARE(m_db->schemaVersion(), 1);
         m_db.reset();
@@ -139,8 +143,8 @@ private slots:
 
         m_db = std::make_unique<Database>();
         QVERIFY2(m_db->open(path(), &error), qPrintable(error));
-        QCOMPARE(m_db->schemaVersion(), 3);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 3);
+        QCOMPARE(m_db->schemaVersion(), 5);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM schema_version")).toInt(), 5);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
                                               "name = 'account_secrets'"))
                      .toInt(),
