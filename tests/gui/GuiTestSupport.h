@@ -15,6 +15,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -94,6 +95,12 @@ public:
         if (!ok)
             qWarning("insert: %s", qPrintable(error));
         return ok;
+    }
+
+    static int count(Database &db, const QString &table)
+    {
+        QSqlQuery q = db.query();
+        return q.exec(QStringLiteral("SELECT count(*) FROM ") + table) && q.next() ? q.value(0).toInt() : -1;
     }
 
     // A Config whose SecretStore is the database backend with a fresh key file (no keychain involved).
