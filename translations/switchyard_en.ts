@@ -281,47 +281,47 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="45"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="48"/>
         <source>Pin</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="46"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="49"/>
         <source>Automatic</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="47"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="50"/>
         <source>Pause</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="48"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="51"/>
         <source>Resume</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="49"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="52"/>
         <source>Log in again…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="50"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="53"/>
         <source>Remove…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="52"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="55"/>
         <source>Add account…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="53"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="56"/>
         <source>Import auth.json…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="69"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="72"/>
         <source>Remove %1 and its stored tokens? Its request history stays.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -382,105 +382,105 @@
 <context>
     <name>sy::ui::LivePage</name>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="56"/>
-        <location filename="../ui/pages/LivePage.cpp" line="87"/>
+        <location filename="../ui/pages/LivePage.cpp" line="58"/>
+        <location filename="../ui/pages/LivePage.cpp" line="91"/>
         <source>Request</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="57"/>
+        <location filename="../ui/pages/LivePage.cpp" line="59"/>
         <source>Route</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="58"/>
+        <location filename="../ui/pages/LivePage.cpp" line="60"/>
         <source>Model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="59"/>
-        <location filename="../ui/pages/LivePage.cpp" line="81"/>
+        <location filename="../ui/pages/LivePage.cpp" line="61"/>
+        <location filename="../ui/pages/LivePage.cpp" line="84"/>
         <source>Account</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="60"/>
+        <location filename="../ui/pages/LivePage.cpp" line="62"/>
         <source>Stage</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="62"/>
+        <location filename="../ui/pages/LivePage.cpp" line="64"/>
         <source>Elapsed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="64"/>
+        <location filename="../ui/pages/LivePage.cpp" line="66"/>
         <source>Next deadline</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="65"/>
+        <location filename="../ui/pages/LivePage.cpp" line="67"/>
         <source>Remaining per budget</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="67"/>
+        <location filename="../ui/pages/LivePage.cpp" line="69"/>
         <source>Attempts</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="76"/>
+        <location filename="../ui/pages/LivePage.cpp" line="79"/>
         <source>%1 (%2)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="82"/>
+        <location filename="../ui/pages/LivePage.cpp" line="86"/>
         <source>Slot</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="83"/>
+        <location filename="../ui/pages/LivePage.cpp" line="87"/>
         <source>State</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="84"/>
+        <location filename="../ui/pages/LivePage.cpp" line="88"/>
         <source>Replica</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="85"/>
+        <location filename="../ui/pages/LivePage.cpp" line="89"/>
         <source>Epoch</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="86"/>
+        <location filename="../ui/pages/LivePage.cpp" line="90"/>
         <source>Lease expires</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="92"/>
+        <location filename="../ui/pages/LivePage.cpp" line="96"/>
         <source>Waiting for the proxy…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="99"/>
+        <location filename="../ui/pages/LivePage.cpp" line="103"/>
         <source>In-flight turns</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="104"/>
-        <location filename="../ui/pages/LivePage.cpp" line="136"/>
+        <location filename="../ui/pages/LivePage.cpp" line="108"/>
+        <location filename="../ui/pages/LivePage.cpp" line="147"/>
         <source>Owner slots</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="115"/>
+        <location filename="../ui/pages/LivePage.cpp" line="119"/>
         <source>The proxy does not answer: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pages/LivePage.cpp" line="122"/>
+        <location filename="../ui/pages/LivePage.cpp" line="126"/>
         <source>%1 · version %2 · %n turn(s) in flight</source>
         <translation>
             <numerusform>%1 · version %2 · %n turn in flight</numerusform>
@@ -488,17 +488,17 @@
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="126"/>
+        <location filename="../ui/pages/LivePage.cpp" line="130"/>
         <source> · draining</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="137"/>
+        <location filename="../ui/pages/LivePage.cpp" line="148"/>
         <source>Owner slots · this replica %1 (incarnation %2)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="142"/>
+        <location filename="../ui/pages/LivePage.cpp" line="153"/>
         <source>Owner slots: not reported by this proxy</source>
         <translation type="unfinished"></translation>
     </message>
@@ -934,7 +934,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pages/RequestsPage.cpp" line="89"/>
+        <location filename="../ui/pages/RequestsPage.cpp" line="94"/>
         <source>%n matching request(s)</source>
         <translation>
             <numerusform>%n matching request</numerusform>
@@ -942,7 +942,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/RequestsPage.cpp" line="91"/>
+        <location filename="../ui/pages/RequestsPage.cpp" line="96"/>
         <source>Cannot read the log: %1</source>
         <translation type="unfinished"></translation>
     </message>

@@ -282,47 +282,47 @@
         <translation>移除账户</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="45"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="48"/>
         <source>Pin</source>
         <translation>固定</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="46"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="49"/>
         <source>Automatic</source>
         <translation>自动</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="47"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="50"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="48"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="51"/>
         <source>Resume</source>
         <translation>恢复</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="49"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="52"/>
         <source>Log in again…</source>
         <translation>重新登录…</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="50"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="53"/>
         <source>Remove…</source>
         <translation>移除…</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="52"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="55"/>
         <source>Add account…</source>
         <translation>添加账户…</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="53"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="56"/>
         <source>Import auth.json…</source>
         <translation>导入 auth.json…</translation>
     </message>
     <message>
-        <location filename="../ui/pages/AccountsPage.cpp" line="69"/>
+        <location filename="../ui/pages/AccountsPage.cpp" line="72"/>
         <source>Remove %1 and its stored tokens? Its request history stays.</source>
         <translation>移除 %1 及其保存的令牌吗？它的请求记录会保留。</translation>
     </message>
@@ -383,122 +383,122 @@
 <context>
     <name>sy::ui::LivePage</name>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="56"/>
-        <location filename="../ui/pages/LivePage.cpp" line="87"/>
+        <location filename="../ui/pages/LivePage.cpp" line="58"/>
+        <location filename="../ui/pages/LivePage.cpp" line="91"/>
         <source>Request</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="57"/>
+        <location filename="../ui/pages/LivePage.cpp" line="59"/>
         <source>Route</source>
         <translation>路由</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="58"/>
+        <location filename="../ui/pages/LivePage.cpp" line="60"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="59"/>
-        <location filename="../ui/pages/LivePage.cpp" line="81"/>
+        <location filename="../ui/pages/LivePage.cpp" line="61"/>
+        <location filename="../ui/pages/LivePage.cpp" line="84"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="60"/>
+        <location filename="../ui/pages/LivePage.cpp" line="62"/>
         <source>Stage</source>
         <translation>阶段</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="62"/>
+        <location filename="../ui/pages/LivePage.cpp" line="64"/>
         <source>Elapsed</source>
         <translation>已用时间</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="64"/>
+        <location filename="../ui/pages/LivePage.cpp" line="66"/>
         <source>Next deadline</source>
         <translation>下一个截止</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="65"/>
+        <location filename="../ui/pages/LivePage.cpp" line="67"/>
         <source>Remaining per budget</source>
         <translation>各预算剩余时间</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="67"/>
+        <location filename="../ui/pages/LivePage.cpp" line="69"/>
         <source>Attempts</source>
         <translation>尝试次数</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="76"/>
+        <location filename="../ui/pages/LivePage.cpp" line="79"/>
         <source>%1 (%2)</source>
         <translation>%1（%2）</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="82"/>
+        <location filename="../ui/pages/LivePage.cpp" line="86"/>
         <source>Slot</source>
         <translation>槽位</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="83"/>
+        <location filename="../ui/pages/LivePage.cpp" line="87"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="84"/>
+        <location filename="../ui/pages/LivePage.cpp" line="88"/>
         <source>Replica</source>
         <translation>副本</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="85"/>
+        <location filename="../ui/pages/LivePage.cpp" line="89"/>
         <source>Epoch</source>
         <translation>纪元</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="86"/>
+        <location filename="../ui/pages/LivePage.cpp" line="90"/>
         <source>Lease expires</source>
         <translation>租约到期</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="92"/>
+        <location filename="../ui/pages/LivePage.cpp" line="96"/>
         <source>Waiting for the proxy…</source>
         <translation>正在等待代理…</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="99"/>
+        <location filename="../ui/pages/LivePage.cpp" line="103"/>
         <source>In-flight turns</source>
         <translation>进行中的请求</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="104"/>
-        <location filename="../ui/pages/LivePage.cpp" line="136"/>
+        <location filename="../ui/pages/LivePage.cpp" line="108"/>
+        <location filename="../ui/pages/LivePage.cpp" line="147"/>
         <source>Owner slots</source>
         <translation>所有权槽位</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="115"/>
+        <location filename="../ui/pages/LivePage.cpp" line="119"/>
         <source>The proxy does not answer: %1</source>
         <translation>代理没有响应：%1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pages/LivePage.cpp" line="122"/>
+        <location filename="../ui/pages/LivePage.cpp" line="126"/>
         <source>%1 · version %2 · %n turn(s) in flight</source>
         <translation>
             <numerusform>%1 · 版本 %2 · %n 个请求进行中</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="126"/>
+        <location filename="../ui/pages/LivePage.cpp" line="130"/>
         <source> · draining</source>
         <translation> · 正在排空</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="137"/>
+        <location filename="../ui/pages/LivePage.cpp" line="148"/>
         <source>Owner slots · this replica %1 (incarnation %2)</source>
         <translation>所有权槽位 · 本副本 %1（第 %2 次启动）</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="142"/>
+        <location filename="../ui/pages/LivePage.cpp" line="153"/>
         <source>Owner slots: not reported by this proxy</source>
         <translation>所有权槽位：此代理未报告</translation>
     </message>
@@ -933,14 +933,14 @@
         <translation>搜索请求 ID</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pages/RequestsPage.cpp" line="89"/>
+        <location filename="../ui/pages/RequestsPage.cpp" line="94"/>
         <source>%n matching request(s)</source>
         <translation>
             <numerusform>%n 个匹配的请求</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/RequestsPage.cpp" line="91"/>
+        <location filename="../ui/pages/RequestsPage.cpp" line="96"/>
         <source>Cannot read the log: %1</source>
         <translation>无法读取日志：%1</translation>
     </message>

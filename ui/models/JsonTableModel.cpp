@@ -47,6 +47,8 @@ void JsonTableModel::setRows(const QJsonArray &rows)
     QSet<QString> seen;
     for (const Column &c : m_known)
         seen.insert(c.key);
+    for (const QString &k : m_hidden)
+        seen.insert(k);
     for (const QJsonValue &v : rows) {
         const QJsonObject o = v.toObject();
         for (auto it = o.begin(); it != o.end(); ++it) {

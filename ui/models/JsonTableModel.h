@@ -27,6 +27,8 @@ public:
     // rowKeys: the fields that identify a row (together).
     JsonTableModel(QList<Column> known, QStringList rowKeys, QObject *parent = nullptr);
 
+    // Keys shown through another column's formatting (an alias next to its id): no column of their own.
+    void setHiddenKeys(const QStringList &keys) { m_hidden = keys; }
     void setRows(const QJsonArray &rows);
     const QJsonArray &rows() const { return m_rows; }
     QStringList columnKeys() const;
@@ -43,6 +45,7 @@ private:
     QList<Column> m_known;
     QList<Column> m_columns;
     QStringList m_rowKeys;
+    QStringList m_hidden;
     QJsonArray m_rows;
 };
 

@@ -30,6 +30,9 @@ AccountsPage::AccountsPage(StoreClient *store, AccountOnboarding *onboarding, QW
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setWordWrap(false);
+    // A handful of rows: measuring their contents is cheap and keeps emails and countdowns readable.
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     auto *bars = new UsageBarDelegate(m_view);
     m_view->setItemDelegateForColumn(AccountsModel::FiveHour, bars);
     m_view->setItemDelegateForColumn(AccountsModel::Weekly, bars);

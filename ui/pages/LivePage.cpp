@@ -24,6 +24,8 @@ QTableView *makeView(QAbstractItemModel *model, const QString &name, QWidget *pa
     view->verticalHeader()->hide();
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->horizontalHeader()->setStretchLastSection(true);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->setWordWrap(false);
     return view;
 }
 
@@ -67,6 +69,7 @@ LivePage::LivePage(StatusPoller *status, QWidget *parent)
             {QStringLiteral("attempts"), tr("Attempts"), {}},
         },
         {QStringLiteral("request_id")}, this);
+    m_turns->setHiddenKeys({QStringLiteral("account_alias")});
     const auto lease = [this](const QJsonValue &v, const QJsonObject &) {
         if (!v.isString())
             return QStringLiteral("-");
@@ -78,7 +81,8 @@ LivePage::LivePage(StatusPoller *status, QWidget *parent)
     };
     m_slots = new JsonTableModel(
         {
-            {QStringLiteral("account_id"), tr("Account"), {}},
+            {QStringLiteral("account_id"), tr("Account"),
+             [this](const QJsonValue &v, const QJsonObject &) { return m_aliases.value(v.toString(), v.toString()); }},
             {QStringLiteral("slot"), tr("Slot"), {}},
             {QStringLiteral("state"), tr("State"), {}},
             {QStringLiteral("owner_replica"), tr("Replica"), {}},
@@ -125,6 +129,13 @@ void LivePage::showStatus(const QJsonObject &status)
     if (status.value(QStringLiteral("draining")).toBool())
         header += tr(" · draining");
     m_header->setText(header);
+    m_aliases.clear();
+    for (const QJsonValue &v : status.value(QStringLiteral("accounts")).toArray()) {
+        const QJsonObject a = v.toObject();
+        if (a.value(QStringLiteral("account_alias")).isString())
+            m_aliases.insert(a.value(QStringLiteral("account_id")).toString(),
+                             a.value(QStringLiteral("account_alias")).toString());
+    }
     m_turns->setRows(turns);
     // Owner slots exist once the ownership protocol reports them; render whatever it sends.
     const QJsonValue slotRows = status.value(QStringLiteral("slots"));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QHash>
 #include <QJsonObject>
 #include <QWidget>
 #include <functional>
@@ -33,6 +34,7 @@ private:
     JsonTableModel *m_turns;
     JsonTableModel *m_slots;
     QTableView *m_slotsView;
+    QHash<QString, QString> m_aliases; // account id -> alias, from the status' accounts
 };
 
 } // namespace sy::ui

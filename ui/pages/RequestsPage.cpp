@@ -69,6 +69,11 @@ RequestsPage::RequestsPage(StoreClient *store, QWidget *parent)
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setWordWrap(false);
+    // Fixed starting widths: measuring contents would read every loaded row.
+    const int widths[] = {150, 220, 200, 110, 90, 90, 60, 70};
+    for (int c = 0; c < int(std::size(widths)); ++c)
+        m_view->horizontalHeader()->resizeSection(c, widths[c]);
     m_detail = new RequestDetailView(split);
     split->addWidget(m_view);
     split->addWidget(m_detail);
