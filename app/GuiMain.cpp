@@ -1,8 +1,7 @@
 #include "Commands.h"
+#include "DashboardWindow.h"
 #include "ProxyHost.h"
 #include "ShutdownSignals.h"
-
-#include "DashboardWindow.h"
 #include "config/ClientConfigText.h"
 #include "data/StatusPoller.h"
 #include "data/StoreClient.h"

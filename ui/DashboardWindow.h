@@ -35,8 +35,8 @@ public:
     };
 
     // configPath: the configuration file the Settings page edits (empty: the default path in env).
-    DashboardWindow(StoreClient *store, StatusPoller *status, AccountOnboarding *onboarding,
-                    const QString &configPath, const QHash<QString, QString> &env, QWidget *parent = nullptr);
+    DashboardWindow(StoreClient *store, StatusPoller *status, AccountOnboarding *onboarding, const QString &configPath,
+                    const QHash<QString, QString> &env, QWidget *parent = nullptr);
 
     const Pages &pages() const { return m_pages; }
     QTabWidget *tabs() const { return m_tabs; }

@@ -12,8 +12,9 @@ QString localBaseUrl(const QHostAddress &listenAddress, quint16 port)
         a = QHostAddress::LocalHost;
     else if (a == QHostAddress::AnyIPv6)
         a = QHostAddress::LocalHostIPv6;
-    const QString host = a.protocol() == QAbstractSocket::IPv6Protocol ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
-                                                                         : a.toString();
+    const QString host = a.protocol() == QAbstractSocket::IPv6Protocol
+                             ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
+                             : a.toString();
     return QStringLiteral("http://%1:%2").arg(host).arg(port);
 }
 

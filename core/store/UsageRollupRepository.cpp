@@ -42,8 +42,8 @@ bool UsageRollupRepository::add(const RequestLogRecord &r, QString *error)
     q.addBindValue(QVariant::fromValue<qint64>(hourStart(r.startedAtMs)));
     q.addBindValue(r.accountId.value_or(QString()));
     q.addBindValue(r.status == QLatin1String("completed") ? 0 : 1);
-    for (const std::optional<qint64> &v : {r.tokens.input, r.tokens.cached, r.tokens.output, r.tokens.reasoning,
-                                           r.tokens.total})
+    for (const std::optional<qint64> &v :
+         {r.tokens.input, r.tokens.cached, r.tokens.output, r.tokens.reasoning, r.tokens.total})
         q.addBindValue(QVariant::fromValue<qint64>(v.value_or(0)));
     return m_db.exec(q, error);
 }
@@ -114,18 +114,18 @@ bool UsageRollupRepository::recordSample(const UsageRecord &u, QString *error)
     return m_db.exec(prune, error);
 }
 
-QList<UsageSample> UsageRollupRepository::samples(qint64 fromMs, qint64 toMs, const QString &accountId,
-                                                  QString *error)
+QList<UsageSample> UsageRollupRepository::samples(qint64 fromMs, qint64 toMs, const QString &accountId, QString *error)
 {
     QList<UsageSample> out;
     QSqlQuery q = m_db.query();
     const QString filter = accountId.isEmpty() ? QString() : QStringLiteral(" AND account_id = ?");
-    if (!m_db.prepare(q,
-                      QStringLiteral("SELECT account_id, observed_at_ms, primary_used_percent, primary_reset_at_ms, "
-                                     "secondary_used_percent, secondary_reset_at_ms FROM usage_samples "
-                                     "WHERE bucket_ms >= ? AND bucket_ms < ? AND observed_at_ms >= ? AND observed_at_ms < ?") +
-                          filter + QStringLiteral(" ORDER BY account_id, observed_at_ms"),
-                      error))
+    if (!m_db.prepare(
+            q,
+            QStringLiteral("SELECT account_id, observed_at_ms, primary_used_percent, primary_reset_at_ms, "
+                           "secondary_used_percent, secondary_reset_at_ms FROM usage_samples "
+                           "WHERE bucket_ms >= ? AND bucket_ms < ? AND observed_at_ms >= ? AND observed_at_ms < ?") +
+                filter + QStringLiteral(" ORDER BY account_id, observed_at_ms"),
+            error))
         return out;
     // bucket_ms (indexed) narrows the scan; observed_at_ms is the exact bound.
     q.addBindValue(QVariant::fromValue<qint64>(fromMs - fromMs % kSampleBucketMs));

@@ -3,13 +3,13 @@
 // Shared by the GUI tests: a temporary store filled through the real repositories, a database secret
 // backend (no keychain needed) and a stand-in for the running proxy's /api/status.
 
+#include "TestSupport.h"
 #include "config/Config.h"
 #include "http/HttpResponse.h"
 #include "http/HttpServer.h"
 #include "store/AccountRepository.h"
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
-#include "TestSupport.h"
 
 #include <QFile>
 #include <QJsonDocument>

@@ -1,9 +1,8 @@
 // Dashboard pages against a real store: every item model passes QAbstractItemModelTester, and what the pages
 // show matches what the repositories hold (accounts, today's totals, pooled windows, the live status, the
 // usage charts and the settings file). Offscreen.
-#include "GuiTestSupport.h"
-
 #include "DashboardWindow.h"
+#include "GuiTestSupport.h"
 #include "data/StatusPoller.h"
 #include "data/StoreClient.h"
 #include "models/AccountsModel.h"
@@ -105,10 +104,12 @@ private slots:
         QCOMPARE(cell(page.model(), w, AccountsModel::Email), QStringLiteral("work@example.test"));
         QCOMPARE(cell(page.model(), w, AccountsModel::Plan), QStringLiteral("pro"));
         QCOMPARE(cell(page.model(), w, AccountsModel::Status), QStringLiteral("Active"));
-        QVERIFY(cell(page.model(), w, AccountsModel::FiveHour).startsWith(QStringLiteral("42% · resets in 1 h 59 min")) ||
-                cell(page.model(), w, AccountsModel::FiveHour).startsWith(QStringLiteral("42% · resets in 2 h 0 min")));
+        QVERIFY(
+            cell(page.model(), w, AccountsModel::FiveHour).startsWith(QStringLiteral("42% · resets in 1 h 59 min")) ||
+            cell(page.model(), w, AccountsModel::FiveHour).startsWith(QStringLiteral("42% · resets in 2 h 0 min")));
         QCOMPARE(page.model()->index(w, AccountsModel::Weekly).data(AccountsModel::UsedPercentRole).toDouble(), 13.0);
-        QVERIFY(!page.model()->index(rowOf(page.model(), home), AccountsModel::FiveHour)
+        QVERIFY(!page.model()
+                     ->index(rowOf(page.model(), home), AccountsModel::FiveHour)
                      .data(AccountsModel::UsedPercentRole)
                      .isValid());
 
@@ -126,7 +127,8 @@ private slots:
         QTRY_COMPARE(AccountRepository(f.store.db()).find(work)->status, QStringLiteral("active"));
         page.findChild<QPushButton *>(QStringLiteral("pinButton"))->click();
         QTRY_COMPARE(SettingsRepository(f.store.db()).pin().value_or(PinSetting{}).accountId, work);
-        QTRY_COMPARE(cell(page.model(), rowOf(page.model(), work), AccountsModel::Name), QStringLiteral("work (pinned)"));
+        QTRY_COMPARE(cell(page.model(), rowOf(page.model(), work), AccountsModel::Name),
+                     QStringLiteral("work (pinned)"));
 
         // Import through the same code as `accounts import`, then remove (tokens and row) after confirming.
         QSignalSpy imported(&f.onboarding, &AccountOnboarding::finished);
@@ -169,9 +171,7 @@ private slots:
         }
         OverviewPage page(&f.client, &f.status);
         f.start();
-        const auto label = [&page](const char *name) {
-            return page.findChild<QLabel *>(QLatin1String(name))->text();
-        };
+        const auto label = [&page](const char *name) { return page.findChild<QLabel *>(QLatin1String(name))->text(); };
         QTRY_COMPARE(label("requestsToday"), QStringLiteral("3"));
         QCOMPARE(label("errorsToday"), QStringLiteral("1"));
         QVERIFY2(label("tokensToday").startsWith(QLatin1String("1.1 k")), qPrintable(label("tokensToday")));
@@ -196,8 +196,9 @@ private slots:
         QTRY_VERIFY2(pace->text().startsWith(QStringLiteral("15.0 % per hour · runs out in 4 h 0 min")) ||
                          pace->text().startsWith(QStringLiteral("15.0 % per hour · runs out in 3 h 59 min")),
                      qPrintable(pace->text()));
-        QVERIFY2(page.findChild<QLabel *>(QStringLiteral("weeklyPace"))->text().contains(QLatin1String("no exhaustion")),
-                 qPrintable(page.findChild<QLabel *>(QStringLiteral("weeklyPace"))->text()));
+        QVERIFY2(
+            page.findChild<QLabel *>(QStringLiteral("weeklyPace"))->text().contains(QLatin1String("no exhaustion")),
+            qPrintable(page.findChild<QLabel *>(QStringLiteral("weeklyPace"))->text()));
     }
 
     void livePageRendersStatusAndSlots()
@@ -212,7 +213,7 @@ private slots:
                                {QStringLiteral("elapsed_ms"), 2500},
                                {QStringLiteral("next_deadline"), QStringLiteral("pre_response")},
                                {QStringLiteral("remaining_ms"), QJsonObject{{QStringLiteral("pre_response"), 57500},
-                                                                             {QStringLiteral("request_total"), 597500}}},
+                                                                            {QStringLiteral("request_total"), 597500}}},
                                {QStringLiteral("attempts"), 1},
                                {QStringLiteral("extra_field"), QStringLiteral("shown too")}};
         const qint64 leaseAt = QDateTime::currentMSecsSinceEpoch() + 45000;
@@ -244,7 +245,8 @@ private slots:
         QCOMPARE(turnCell("extra_field"), QStringLiteral("shown too"));
         QCOMPARE(page.slotsModel()->rowCount(), 1);
         const QStringList slotKeys = page.slotsModel()->columnKeys();
-        QCOMPARE(cell(page.slotsModel(), 0, int(slotKeys.indexOf(QLatin1String("owner_replica")))), QStringLiteral("rep-a"));
+        QCOMPARE(cell(page.slotsModel(), 0, int(slotKeys.indexOf(QLatin1String("owner_replica")))),
+                 QStringLiteral("rep-a"));
         QCOMPARE(cell(page.slotsModel(), 0, int(slotKeys.indexOf(QLatin1String("epoch")))), QStringLiteral("7"));
         QVERIFY(cell(page.slotsModel(), 0, int(slotKeys.indexOf(QLatin1String("lease_expires_at"))))
                     .contains(QLatin1String("in 4")));
@@ -253,7 +255,8 @@ private slots:
         QJsonObject streaming = turn;
         streaming.insert(QStringLiteral("stage"), QStringLiteral("streaming"));
         f.proxy.setStatus({{QStringLiteral("in_flight"), QJsonArray{streaming}}});
-        QTRY_COMPARE(cell(page.turnsModel(), 0, int(keys.indexOf(QLatin1String("stage")))), QStringLiteral("Streaming"));
+        QTRY_COMPARE(cell(page.turnsModel(), 0, int(keys.indexOf(QLatin1String("stage")))),
+                     QStringLiteral("Streaming"));
         QCOMPARE(page.slotsModel()->rowCount(), 0); // no slots reported any more
         f.proxy.setStatus({{QStringLiteral("in_flight"), QJsonArray{}}});
         QTRY_COMPARE(page.turnsModel()->rowCount(), 0);
@@ -265,7 +268,8 @@ private slots:
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         const QString a = f.store.addAccount(QStringLiteral("a"), QStringLiteral("a@example.test"));
         const QString b = f.store.addAccount(QStringLiteral("b"), QStringLiteral("b@example.test"));
-        QVERIFY(f.store.insert(test::TempStore::request(QStringLiteral("req_a1"), now - 5 * kHour, a, "completed", 400)));
+        QVERIFY(
+            f.store.insert(test::TempStore::request(QStringLiteral("req_a1"), now - 5 * kHour, a, "completed", 400)));
         QVERIFY(f.store.insert(test::TempStore::request(QStringLiteral("req_a2"), now - 1000, a, "completed", 600)));
         QVERIFY(f.store.insert(test::TempStore::request(QStringLiteral("req_b1"), now - 2000, b, "completed", 300)));
         QVERIFY(f.store.insert(test::TempStore::request(QStringLiteral("req_old"), now - 40 * 24 * kHour, b)));
@@ -316,9 +320,11 @@ private slots:
         SettingsPage page(&f.client, QString(), f.env);
         QCOMPARE(page.validationError(), QString());
         // Defaults: pre_response = min(gate_retire 300, 10 x 6 = 60, stream_idle 300, request_total 600) = 60 s.
-        QVERIFY(page.findChild<QLabel *>(QStringLiteral("derivedPreResponse"))->text().startsWith(QLatin1String("60 s")));
+        QVERIFY(
+            page.findChild<QLabel *>(QStringLiteral("derivedPreResponse"))->text().startsWith(QLatin1String("60 s")));
         page.budgetBox(QStringLiteral("keepalive_max"))->setValue(3);
-        QVERIFY(page.findChild<QLabel *>(QStringLiteral("derivedPreResponse"))->text().startsWith(QLatin1String("30 s")));
+        QVERIFY(
+            page.findChild<QLabel *>(QStringLiteral("derivedPreResponse"))->text().startsWith(QLatin1String("30 s")));
 
         // gate_wait_s above request_total_s is refused by the loader itself, naming both keys.
         page.budgetBox(QStringLiteral("gate_wait_s"))->setValue(900);
@@ -350,8 +356,8 @@ private slots:
         QStringList names;
         for (int i = 0; i < window.tabs()->count(); ++i)
             names << window.tabs()->widget(i)->objectName();
-        QCOMPARE(names, QStringList({"overviewPage", "accountsPage", "livePage", "usagePage", "requestsPage",
-                                     "settingsPage"}));
+        QCOMPARE(names, QStringList(
+                            {"overviewPage", "accountsPage", "livePage", "usagePage", "requestsPage", "settingsPage"}));
     }
 
     void embeddedChineseTranslationApplies()

@@ -3,7 +3,6 @@
 // way `switchyard accounts login` stores it (database secret backend, no keychain). Cancelling ends the
 // login without an account. Offscreen.
 #include "GuiTestSupport.h"
-
 #include "data/StoreClient.h"
 #include "fake_oauth/FakeOAuthProcess.h"
 #include "tray/AccountOnboarding.h"

@@ -3,7 +3,6 @@
 // client configs) with a stand-in for the proxy's /api/status. Offscreen, so the "no tray host" path (the
 // dashboard instead, the icon once a host appears) is driven through the controller's probe.
 #include "GuiTestSupport.h"
-
 #include "data/PoolSummary.h"
 #include "data/StatusPoller.h"
 #include "data/StoreClient.h"
@@ -67,8 +66,8 @@ private slots:
     {
         const int size = 64;
         const QPoint badge = TrayIconPainter::badgeCenter(size).toPoint();
-        for (TrayState s : {TrayState::Serving, TrayState::Degraded, TrayState::AllLimited, TrayState::Paused,
-                            TrayState::Stopped}) {
+        for (TrayState s :
+             {TrayState::Serving, TrayState::Degraded, TrayState::AllLimited, TrayState::Paused, TrayState::Stopped}) {
             const QImage image = TrayIconPainter::render(s, std::nullopt, size);
             // Sample beside the centre: paused and stopped draw a white mark through it.
             const QColor sampled = image.pixelColor(badge + QPoint(int(size * 0.16), 0));
@@ -91,9 +90,9 @@ private slots:
     void stateFollowsTheAccounts()
     {
         using pool::trayState;
-        QCOMPARE(trayState(snapshot({account("a", "active", 10, 20), account("b", "active", 50, 60)}), true, true,
-                           kNow),
-                 TrayState::Serving);
+        QCOMPARE(
+            trayState(snapshot({account("a", "active", 10, 20), account("b", "active", 50, 60)}), true, true, kNow),
+            TrayState::Serving);
         // One account needs a login: still serving, but degraded.
         QCOMPARE(trayState(snapshot({account("a", "active", 10, 20), account("b", "reauth_required", 0, 0)}), true,
                            true, kNow),
@@ -148,8 +147,8 @@ private slots:
         notices = NoticeDiff::between(after, all, kNow);
         QCOMPARE(notices.size(), 1);
         QCOMPARE(notices.first().kind, Notice::Kind::AllLimited);
-        QVERIFY2(notices.first().text.contains(QDateTime::fromMSecsSinceEpoch(kNow + kHour).toString(
-                     QStringLiteral("yyyy-MM-dd HH:mm"))),
+        QVERIFY2(notices.first().text.contains(
+                     QDateTime::fromMSecsSinceEpoch(kNow + kHour).toString(QStringLiteral("yyyy-MM-dd HH:mm"))),
                  qPrintable(notices.first().text));
         // An account that needs a new login.
         StoreSnapshot reauth = snapshot({account("a", "active", 50, 20), account("b", "reauth_required", 10, 10)});
@@ -237,7 +236,8 @@ private slots:
         QVERIFY(QGuiApplication::clipboard()->text().contains(
             QLatin1String("base_url = \"http://127.0.0.1:2455/backend-api/codex\"")));
         tray.menu()->findChild<QAction *>(QStringLiteral("copyOpenCode"))->trigger();
-        QVERIFY(QGuiApplication::clipboard()->text().contains(QLatin1String("\"baseURL\": \"http://127.0.0.1:2455/v1\"")));
+        QVERIFY(
+            QGuiApplication::clipboard()->text().contains(QLatin1String("\"baseURL\": \"http://127.0.0.1:2455/v1\"")));
 
         // Another process limits an account: a failover notification; the entry says so.
         store.setStatus(home, QStringLiteral("rate_limited"));

@@ -5,7 +5,6 @@
 // a condition (xdotool --sync, the proxy's /api/status), never a fixed sleep. Skipped when Xvfb, trayer or
 // xdotool is missing. With SWITCHYARD_SCREENSHOT_DIR set, the open menu is saved as tray-menu.png there.
 #include "GuiTestSupport.h"
-
 #include "lib/CodexRequests.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
@@ -91,9 +90,9 @@ private slots:
                 QSKIP(qPrintable(QStringLiteral("%1 is not installed").arg(QLatin1String(tool))));
         }
         // Xvfb picks a free display and writes its number to stdout once it accepts connections.
-        m_xvfb.start(QStringLiteral("Xvfb"), {QStringLiteral("-displayfd"), QStringLiteral("1"), QStringLiteral("-screen"),
-                                              QStringLiteral("0"), QStringLiteral("1024x768x24"),
-                                              QStringLiteral("-nolisten"), QStringLiteral("tcp")});
+        m_xvfb.start(QStringLiteral("Xvfb"),
+                     {QStringLiteral("-displayfd"), QStringLiteral("1"), QStringLiteral("-screen"), QStringLiteral("0"),
+                      QStringLiteral("1024x768x24"), QStringLiteral("-nolisten"), QStringLiteral("tcp")});
         QDeadlineTimer deadline(20000);
         QByteArray out;
         while (!out.contains('\n') && !deadline.hasExpired() && m_xvfb.state() != QProcess::NotRunning) {
@@ -106,10 +105,10 @@ private slots:
         env.insert(QStringLiteral("DISPLAY"), m_display);
         m_trayer.setProcessEnvironment(env);
         m_trayer.start(QStringLiteral("trayer"),
-                       {QStringLiteral("--edge"), QStringLiteral("top"), QStringLiteral("--align"), QStringLiteral("right"),
-                        QStringLiteral("--widthtype"), QStringLiteral("pixel"), QStringLiteral("--width"),
-                        QStringLiteral("120"), QStringLiteral("--heighttype"), QStringLiteral("pixel"),
-                        QStringLiteral("--height"), QStringLiteral("32")});
+                       {QStringLiteral("--edge"), QStringLiteral("top"), QStringLiteral("--align"),
+                        QStringLiteral("right"), QStringLiteral("--widthtype"), QStringLiteral("pixel"),
+                        QStringLiteral("--width"), QStringLiteral("120"), QStringLiteral("--heighttype"),
+                        QStringLiteral("pixel"), QStringLiteral("--height"), QStringLiteral("32")});
         QVERIFY(m_trayer.waitForStarted(5000));
         // The tray host owns its window once it can take icons.
         QVERIFY2(!xdotool({QStringLiteral("search"), QStringLiteral("--sync"), QStringLiteral("--classname"),
@@ -142,9 +141,8 @@ private slots:
         proxy.setEnv(QStringLiteral("SWITCHYARD_SECRET_KEY_FILE"), secrets.secretKeyFile);
         QVERIFY2(proxy.addAccounts(2), qPrintable(proxy.errorString()));
         // The menu lists accounts in the store's order; the second one is the one to pin.
-        const QJsonArray listed = proxy.cli({QStringLiteral("accounts"), QStringLiteral("list"), QStringLiteral("--json")})
-                                      .json()
-                                      .array();
+        const QJsonArray listed =
+            proxy.cli({QStringLiteral("accounts"), QStringLiteral("list"), QStringLiteral("--json")}).json().array();
         QCOMPARE(listed.size(), 2);
         const QString target = listed.at(1).toObject().value(QLatin1String("account_id")).toString();
         const QString targetAlias = listed.at(1).toObject().value(QLatin1String("account_alias")).toString();
@@ -183,13 +181,13 @@ private slots:
         Geometry g;
         QTRY_VERIFY_WITH_TIMEOUT(
             [&] {
-                const QStringList windows = xdotool({QStringLiteral("search"), QStringLiteral("--onlyvisible"),
-                                                     QStringLiteral("--pid"), pid})
-                                                .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+                const QStringList windows =
+                    xdotool({QStringLiteral("search"), QStringLiteral("--onlyvisible"), QStringLiteral("--pid"), pid})
+                        .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
                 for (const QString &w : windows) {
                     const Geometry candidate = geometry(w);
-                    if (candidate.valid && candidate.width <= 64 && candidate.height <= 64 && candidate.x >= 1024 - 120 &&
-                        candidate.y + candidate.height <= 40) {
+                    if (candidate.valid && candidate.width <= 64 && candidate.height <= 64 &&
+                        candidate.x >= 1024 - 120 && candidate.y + candidate.height <= 40) {
                         icon = w;
                         g = candidate;
                         return true;
@@ -207,16 +205,17 @@ private slots:
                 .size();
         };
         const qsizetype before = windowCount();
-        xdotool({QStringLiteral("mousemove"), QStringLiteral("--sync"), cx, cy, QStringLiteral("click"), QStringLiteral("3")});
+        xdotool({QStringLiteral("mousemove"), QStringLiteral("--sync"), cx, cy, QStringLiteral("click"),
+                 QStringLiteral("3")});
         QTRY_VERIFY_WITH_TIMEOUT(windowCount() > before, 10000);
         if (qEnvironmentVariableIsSet("SWITCHYARD_SCREENSHOT_DIR")) {
             QProcess shot;
             QProcessEnvironment shotEnv = QProcessEnvironment::systemEnvironment();
             shotEnv.insert(QStringLiteral("DISPLAY"), m_display);
             shot.setProcessEnvironment(shotEnv);
-            shot.start(QStringLiteral("import"), {QStringLiteral("-window"), QStringLiteral("root"),
-                                                  qEnvironmentVariable("SWITCHYARD_SCREENSHOT_DIR") +
-                                                      QStringLiteral("/tray-menu.png")});
+            shot.start(QStringLiteral("import"),
+                       {QStringLiteral("-window"), QStringLiteral("root"),
+                        qEnvironmentVariable("SWITCHYARD_SCREENSHOT_DIR") + QStringLiteral("/tray-menu.png")});
             QVERIFY(shot.waitForFinished(20000));
         }
         // Keyboard through the open menu: "Automatic", the first account, the second account.
@@ -224,11 +223,13 @@ private slots:
                  QStringLiteral("Down"), QStringLiteral("Down"), QStringLiteral("Return")});
 
         // The running proxy takes the pin within its change poll, and serves every new request with it.
-        QTRY_COMPARE_WITH_TIMEOUT(httpRequest("GET", status).jsonDocument().object().value(QLatin1String("pinned_account_id")).toString(),
-                                  target, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            httpRequest("GET", status).jsonDocument().object().value(QLatin1String("pinned_account_id")).toString(),
+            target, 10000);
         const QUrl responses(QStringLiteral("http://127.0.0.1:%1/backend-api/codex/responses").arg(port));
         for (int i = 0; i < 6; ++i) {
-            const HttpResult r = httpRequest("POST", responses, kCodexHeaders, codexBody(QStringLiteral("hi %1").arg(i)));
+            const HttpResult r =
+                httpRequest("POST", responses, kCodexHeaders, codexBody(QStringLiteral("hi %1").arg(i)));
             QCOMPARE(r.status, 200);
             QCOMPARE(QString::fromUtf8(r.header("x-switchyard-account")), targetAlias);
         }
@@ -236,7 +237,8 @@ private slots:
         // Quit from the menu (the last entry): the app drains and exits with 0. (--sync waits for the pointer
         // to move, so it leaves the icon first.)
         xdotool({QStringLiteral("mousemove"), QStringLiteral("--sync"), QStringLiteral("200"), QStringLiteral("300")});
-        xdotool({QStringLiteral("mousemove"), QStringLiteral("--sync"), cx, cy, QStringLiteral("click"), QStringLiteral("3")});
+        xdotool({QStringLiteral("mousemove"), QStringLiteral("--sync"), cx, cy, QStringLiteral("click"),
+                 QStringLiteral("3")});
         QTRY_VERIFY_WITH_TIMEOUT(windowCount() > before, 10000);
         xdotool({QStringLiteral("key"), QStringLiteral("--delay"), QStringLiteral("50"), QStringLiteral("Up"),
                  QStringLiteral("Return")});

@@ -39,8 +39,8 @@ QList<Entry> readTs(const QString &path, QString *error)
             if (name == QLatin1String("name")) {
                 context = xml.readElementText();
             } else if (name == QLatin1String("message")) {
-                current = Entry{context, {}, {}, {},
-                                xml.attributes().value(QLatin1String("numerus")) == QLatin1String("yes")};
+                current = Entry{
+                    context, {}, {}, {}, xml.attributes().value(QLatin1String("numerus")) == QLatin1String("yes")};
             } else if (name == QLatin1String("source")) {
                 current.source = xml.readElementText();
             } else if (name == QLatin1String("translation")) {
@@ -86,7 +86,8 @@ QSet<QString> placeholders(const QString &text)
 
 QString tsPath(const char *language)
 {
-    return sy::test::testDataDir() + QStringLiteral("/../../translations/switchyard_%1.ts").arg(QLatin1String(language));
+    return sy::test::testDataDir() +
+           QStringLiteral("/../../translations/switchyard_%1.ts").arg(QLatin1String(language));
 }
 
 } // namespace

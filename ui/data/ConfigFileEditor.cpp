@@ -64,8 +64,7 @@ ConfigResult ConfigFileEditor::evaluate(const QJsonObject &object) const
     QTemporaryDir dir;
     const QString candidate = dir.path() + QStringLiteral("/config.json");
     QFile f(candidate);
-    if (!dir.isValid() || !f.open(QIODevice::WriteOnly) ||
-        f.write(QJsonDocument(object).toJson()) < 0) {
+    if (!dir.isValid() || !f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(object).toJson()) < 0) {
         ConfigResult r;
         r.error = QStringLiteral("cannot check the settings: no temporary file");
         return r;

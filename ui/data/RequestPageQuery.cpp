@@ -54,8 +54,7 @@ Where whereFor(const RequestFilter &f)
 }
 
 // Runs `sql` (selecting started_at_ms, request_id) and loads the full records of up to `limit` rows.
-bool fetchIds(Database &db, const QString &sql, const QVariantList &values, QList<RequestCursor> *ids,
-              QString *error)
+bool fetchIds(Database &db, const QString &sql, const QVariantList &values, QList<RequestCursor> *ids, QString *error)
 {
     QSqlQuery q = db.query();
     q.setForwardOnly(true);

@@ -16,9 +16,9 @@ namespace sy::ui {
 // rows already loaded.
 struct RequestFilter
 {
-    QString accountId; // empty: any
-    QString status;    // empty: any
-    QString model;     // empty: any
+    QString accountId;            // empty: any
+    QString status;               // empty: any
+    QString model;                // empty: any
     std::optional<qint64> fromMs; // started_at_ms >= fromMs
     std::optional<qint64> toMs;   // started_at_ms < toMs
     QString search;               // part of the request id or the upstream request id

@@ -102,8 +102,7 @@ void StoreClient::finishAction(const ActionResult &r, const Done &done)
 
 void StoreClient::runAccountJob(std::function<ActionResult(DbWorker::Context &ctx)> job, Done done)
 {
-    m_worker->run<ActionResult>(std::move(job), this,
-                                [this, done](const ActionResult &r) { finishAction(r, done); });
+    m_worker->run<ActionResult>(std::move(job), this, [this, done](const ActionResult &r) { finishAction(r, done); });
 }
 
 void StoreClient::runAction(std::function<ActionResult(Database &db, QString *error)> action, Done done)
@@ -133,8 +132,11 @@ void StoreClient::setPin(const QString &accountId, Done done)
 
 void StoreClient::clearPin(Done done)
 {
-    runAction([](Database &db, QString *error) { return ActionResult{SettingsRepository(db).clearPin(error), {}}; },
-              std::move(done));
+    runAction(
+        [](Database &db, QString *error) {
+            return ActionResult{SettingsRepository(db).clearPin(error), {}};
+        },
+        std::move(done));
 }
 
 void StoreClient::setAccountPaused(const QString &accountId, bool paused, Done done)
@@ -142,9 +144,9 @@ void StoreClient::setAccountPaused(const QString &accountId, bool paused, Done d
     runAction(
         [accountId, paused](Database &db, QString *error) {
             // The same status change and reason `switchyard accounts pause|resume` writes.
-            const bool ok = AccountRepository(db).setStatus(
-                accountId, paused ? QStringLiteral("paused") : QStringLiteral("active"),
-                paused ? QStringLiteral("paused by user") : QString(), error);
+            const bool ok =
+                AccountRepository(db).setStatus(accountId, paused ? QStringLiteral("paused") : QStringLiteral("active"),
+                                                paused ? QStringLiteral("paused by user") : QString(), error);
             return ActionResult{ok, {}};
         },
         std::move(done));

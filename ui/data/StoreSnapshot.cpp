@@ -63,8 +63,8 @@ QString trayNumberKey(TrayNumber n)
 
 TrayNumber trayNumberFromKey(const QString &key)
 {
-    for (TrayNumber n : {TrayNumber::None, TrayNumber::FiveHour, TrayNumber::Weekly, TrayNumber::Lowest,
-                         TrayNumber::Pinned}) {
+    for (TrayNumber n :
+         {TrayNumber::None, TrayNumber::FiveHour, TrayNumber::Weekly, TrayNumber::Lowest, TrayNumber::Pinned}) {
         if (trayNumberKey(n) == key)
             return n;
     }

@@ -43,8 +43,7 @@ UsageSeries loadUsageSeries(Database &db, UsageRange range, qint64 nowMs, qint64
         return s;
     UsageRollupRepository rollups(db);
     // Rollup hours are UTC hours; the hour containing a bucket boundary belongs to the bucket it starts in.
-    const QList<UsageRollupRow> rows =
-        rollups.hourly(UsageRollupRepository::hourStart(s.fromMs), s.toMs, &s.error);
+    const QList<UsageRollupRow> rows = rollups.hourly(UsageRollupRepository::hourStart(s.fromMs), s.toMs, &s.error);
     if (!s.error.isEmpty())
         return s;
     QHash<QString, qint64> totals;

@@ -28,12 +28,12 @@ struct UsageSeries
     qint64 toMs = 0;
     qint64 bucketMs = 0;
     QList<qint64> bucketStarts;
-    QStringList accountIds;                      // accounts with tokens in the range, by total descending
-    QHash<QString, QString> accountNames;        // id -> alias/id ("" = no account chosen)
-    QHash<QString, QList<qint64>> tokens;        // id -> total tokens per bucket
-    QList<qint64> cachedInput;                   // per bucket
-    QList<qint64> uncachedInput;                 // per bucket (input - cached)
-    QList<UsageSample> samples;                  // quota observations in the range, per account oldest first
+    QStringList accountIds;               // accounts with tokens in the range, by total descending
+    QHash<QString, QString> accountNames; // id -> alias/id ("" = no account chosen)
+    QHash<QString, QList<qint64>> tokens; // id -> total tokens per bucket
+    QList<qint64> cachedInput;            // per bucket
+    QList<qint64> uncachedInput;          // per bucket (input - cached)
+    QList<UsageSample> samples;           // quota observations in the range, per account oldest first
     QString error;
     qint64 elapsedMs = 0;
 };

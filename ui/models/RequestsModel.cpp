@@ -27,7 +27,10 @@ void RequestsModel::reload()
 {
     ++m_generation; // answers to earlier requests are dropped
     beginResetModel();
-    m_rows.clear();
+    // Freeing hundreds of thousands of loaded rows takes a while: let the worker thread do it.
+    auto old = std::make_shared<std::deque<RequestLogRecord>>();
+    old->swap(m_rows);
+    m_worker->post([old](DbWorker::Context &) mutable { old.reset(); });
     m_next.reset();
     m_matching.reset();
     endResetModel();
@@ -71,7 +74,7 @@ void RequestsModel::request(const std::optional<RequestCursor> &after, bool coun
             }
             if (!page.rows.isEmpty()) {
                 beginInsertRows({}, int(m_rows.size()), int(m_rows.size() + page.rows.size()) - 1);
-                m_rows.append(page.rows);
+                m_rows.insert(m_rows.end(), page.rows.begin(), page.rows.end());
                 endInsertRows();
             }
             m_next = page.next;
@@ -87,14 +90,14 @@ void RequestsModel::loadNewer()
 {
     if (m_loading || m_loadingNewer)
         return;
-    if (m_rows.isEmpty()) {
+    if (m_rows.empty()) {
         reload();
         return;
     }
     m_loadingNewer = true;
     const quint64 generation = m_generation;
     const RequestFilter filter = m_filter;
-    const RequestCursor top{m_rows.first().startedAtMs, m_rows.first().requestId};
+    const RequestCursor top{m_rows.front().startedAtMs, m_rows.front().requestId};
     m_worker->run<RequestPage>(
         [filter, top](DbWorker::Context &ctx) {
             QString error;
@@ -118,7 +121,7 @@ void RequestsModel::loadNewer()
                 return;
             }
             beginInsertRows({}, 0, int(page.rows.size()) - 1);
-            m_rows = page.rows + m_rows;
+            m_rows.insert(m_rows.begin(), page.rows.begin(), page.rows.end());
             endInsertRows();
             if (m_matching) {
                 m_matching = *m_matching + page.rows.size();
@@ -152,7 +155,7 @@ QVariant RequestsModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
-    const RequestLogRecord &r = m_rows.at(index.row());
+    const RequestLogRecord &r = m_rows.at(size_t(index.row()));
     if (role == Qt::UserRole)
         return r.requestId;
     if (role != Qt::DisplayRole)

@@ -3,7 +3,7 @@
 #include "data/RequestPageQuery.h"
 
 #include <QAbstractTableModel>
-#include <QElapsedTimer>
+#include <deque>
 
 namespace sy::ui {
 
@@ -40,7 +40,7 @@ public:
     void reload();
     void loadNewer();
 
-    const RequestLogRecord &record(int row) const { return m_rows.at(row); }
+    const RequestLogRecord &record(int row) const { return m_rows.at(size_t(row)); }
     bool isLoading() const { return m_loading; }
     bool hasMore() const { return m_next.has_value(); }
     std::optional<qint64> matchingCount() const { return m_matching; }
@@ -66,7 +66,9 @@ private:
 
     DbWorker *m_worker;
     RequestFilter m_filter;
-    QList<RequestLogRecord> m_rows;
+    // A deque: appending a page (or putting new rows on top) never moves the rows already loaded, so the GUI
+    // thread's cost per page stays flat however many pages came before.
+    std::deque<RequestLogRecord> m_rows;
     std::optional<RequestCursor> m_next;
     std::optional<qint64> m_matching;
     quint64 m_generation = 0;

@@ -115,17 +115,16 @@ LivePage::LivePage(StatusPoller *status, QWidget *parent)
     layout->addWidget(split);
 
     connect(status, &StatusPoller::statusReceived, this, &LivePage::showStatus);
-    connect(status, &StatusPoller::unreachable, this, [this](const QString &error) {
-        m_header->setText(tr("The proxy does not answer: %1").arg(error));
-    });
+    connect(status, &StatusPoller::unreachable, this,
+            [this](const QString &error) { m_header->setText(tr("The proxy does not answer: %1").arg(error)); });
 }
 
 void LivePage::showStatus(const QJsonObject &status)
 {
     const QJsonArray turns = status.value(QStringLiteral("in_flight")).toArray();
-    QString header = tr("%1 · version %2 · %n turn(s) in flight", nullptr, int(turns.size()))
-                         .arg(status.value(QStringLiteral("listen")).toString(),
-                              status.value(QStringLiteral("version")).toString());
+    QString header =
+        tr("%1 · version %2 · %n turn(s) in flight", nullptr, int(turns.size()))
+            .arg(status.value(QStringLiteral("listen")).toString(), status.value(QStringLiteral("version")).toString());
     if (status.value(QStringLiteral("draining")).toBool())
         header += tr(" · draining");
     m_header->setText(header);

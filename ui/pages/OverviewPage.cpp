@@ -52,8 +52,8 @@ QString projection(const std::optional<double> &remaining, const std::optional<d
     const qint64 emptyAt = now + qint64(*remaining / *pace * 3600000.0);
     if (reset && emptyAt >= *reset)
         return OverviewPage::tr("%1 · lasts until the reset %2").arg(rate, Format::countdown(reset, now));
-    return OverviewPage::tr("%1 · runs out %2 (%3)").arg(rate, Format::countdown(emptyAt, now),
-                                                        Format::dateTime(emptyAt));
+    return OverviewPage::tr("%1 · runs out %2 (%3)")
+        .arg(rate, Format::countdown(emptyAt, now), Format::dateTime(emptyAt));
 }
 
 } // namespace

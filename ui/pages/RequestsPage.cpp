@@ -90,8 +90,9 @@ RequestsPage::RequestsPage(StoreClient *store, QWidget *parent)
     connect(m_time, &QComboBox::currentIndexChanged, this, &RequestsPage::applyFilter);
     connect(m_modelFilter, &QLineEdit::textChanged, this, later);
     connect(m_search, &QLineEdit::textChanged, this, later);
-    connect(m_model, &RequestsModel::matchingCountChanged, this,
-            [this](qint64 n) { m_count->setText(tr("%n matching request(s)", nullptr, int(qMin<qint64>(n, INT_MAX)))); });
+    connect(m_model, &RequestsModel::matchingCountChanged, this, [this](qint64 n) {
+        m_count->setText(tr("%n matching request(s)", nullptr, int(qMin<qint64>(n, INT_MAX))));
+    });
     connect(m_model, &RequestsModel::errorOccurred, this,
             [this](const QString &e) { m_count->setText(tr("Cannot read the log: %1").arg(e)); });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &RequestsPage::showSelected);

@@ -196,8 +196,8 @@ bool SettingsPage::save()
         m_message->setText(tr("Launch at login not changed: %1").arg(error));
         return false;
     }
-    m_store->setSetting(uikeys::startHidden, m_startHidden->isChecked() ? QStringLiteral("true")
-                                                                          : QStringLiteral("false"));
+    m_store->setSetting(uikeys::startHidden,
+                        m_startHidden->isChecked() ? QStringLiteral("true") : QStringLiteral("false"));
     m_store->setSetting(uikeys::language, m_language->currentData().toString());
     m_store->setSetting(uikeys::trayNumber, m_trayNumber->currentData().toString());
     m_message->setText(tr("Saved to %1. The proxy settings apply when Switchyard starts next.").arg(m_editor.path()));

@@ -18,8 +18,7 @@ AccountOnboarding::AccountOnboarding(StoreClient *store, const QUrl &authUrl, QO
     connect(m_store, &StoreClient::loginFinished, this, [this](bool ok, const QString &message) {
         if (m_waiting)
             m_waiting->deleteLater();
-        report(ok, ok ? tr("Account added") : tr("Login failed"),
-               ok ? tr("Logged in: %1").arg(message) : message);
+        report(ok, ok ? tr("Account added") : tr("Login failed"), ok ? tr("Logged in: %1").arg(message) : message);
     });
 }
 
@@ -61,11 +60,10 @@ void AccountOnboarding::onLoginUrl(const QUrl &url)
 
 void AccountOnboarding::importFiles()
 {
-    const QStringList files =
-        m_chooser ? m_chooser()
-                  : QFileDialog::getOpenFileNames(m_dialogParent, tr("Import auth.json"),
-                                                  QDir::homePath() + QStringLiteral("/.codex"),
-                                                  tr("Codex auth files (*.json);;All files (*)"));
+    const QStringList files = m_chooser ? m_chooser()
+                                        : QFileDialog::getOpenFileNames(m_dialogParent, tr("Import auth.json"),
+                                                                        QDir::homePath() + QStringLiteral("/.codex"),
+                                                                        tr("Codex auth files (*.json);;All files (*)"));
     if (!files.isEmpty())
         importFiles(files);
 }
@@ -76,7 +74,7 @@ void AccountOnboarding::importFiles(const QStringList &files)
     m_store->importAuthJsonFiles(files, [self](bool ok, const QString &message) {
         if (self)
             self->report(ok, ok ? tr("Accounts imported") : tr("Import failed"),
-               ok ? tr("Imported: %1").arg(message) : message);
+                         ok ? tr("Imported: %1").arg(message) : message);
     });
 }
 

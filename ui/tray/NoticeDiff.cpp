@@ -32,10 +32,10 @@ QList<Notice> NoticeDiff::between(const StoreSnapshot &before, const StoreSnapsh
         if (!allNow && pool::countsForCapacity(now) && pool::isLimited(now, nowMs) &&
             !pool::isLimited(*was, before.takenAtMs)) {
             const std::optional<qint64> reset = pool::limitResetsAt(now, nowMs);
-            notices.append({Notice::Kind::Failover, tr("%1 hit its limit").arg(name),
-                            reset ? tr("New requests go to the other accounts until it resets at %1.")
-                                        .arg(Format::dateTime(reset))
-                                  : tr("New requests go to the other accounts.")});
+            notices.append(
+                {Notice::Kind::Failover, tr("%1 hit its limit").arg(name),
+                 reset ? tr("New requests go to the other accounts until it resets at %1.").arg(Format::dateTime(reset))
+                       : tr("New requests go to the other accounts.")});
         }
     }
     return notices;

@@ -52,9 +52,8 @@ QString accountLine(const AccountView &a, qint64 nowMs)
 } // namespace
 
 TrayController::TrayController(StoreClient *store, StatusPoller *status, QObject *parent)
-    : QObject(parent), m_store(store), m_status(status), m_probe([] {
-          return QSystemTrayIcon::isSystemTrayAvailable();
-      })
+    : QObject(parent), m_store(store), m_status(status),
+      m_probe([] { return QSystemTrayIcon::isSystemTrayAvailable(); })
 {
     m_hostTimer.setInterval(3000);
     connect(&m_hostTimer, &QTimer::timeout, this, &TrayController::checkHost);
@@ -93,9 +92,8 @@ void TrayController::buildMenu()
 
     m_pause = m_menu->addAction(tr("Pause proxy"));
     m_pause->setObjectName(QStringLiteral("pause"));
-    connect(m_pause, &QAction::triggered, this, [this] {
-        m_store->setProxyPaused(!(m_snapshot && m_snapshot->proxyPaused));
-    });
+    connect(m_pause, &QAction::triggered, this,
+            [this] { m_store->setProxyPaused(!(m_snapshot && m_snapshot->proxyPaused)); });
     QAction *add = m_menu->addAction(tr("Add account…"));
     add->setObjectName(QStringLiteral("addAccount"));
     connect(add, &QAction::triggered, this, &TrayController::addAccountRequested);
@@ -268,8 +266,8 @@ void TrayController::copyText(const QString &text, const QString &what)
 void TrayController::notify(const Notice &notice)
 {
     if (m_tray && m_tray->isVisible()) {
-        const auto icon = notice.kind == Notice::Kind::Failover ? QSystemTrayIcon::Information
-                                                                : QSystemTrayIcon::Warning;
+        const auto icon =
+            notice.kind == Notice::Kind::Failover ? QSystemTrayIcon::Information : QSystemTrayIcon::Warning;
         m_tray->showMessage(notice.title, notice.text, icon, 10000);
     }
     emit notified(notice);

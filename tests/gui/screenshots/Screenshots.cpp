@@ -87,7 +87,8 @@ bool fill(Database &db, QList<Demo> &accounts, qint64 now)
         RequestLogRecord r;
         r.requestId = QStringLiteral("req_%1").arg(QString::number(rng.generate64(), 16).left(24));
         r.startedAtMs = t;
-        r.route = rng.bounded(3) == 0 ? QStringLiteral("/v1/responses") : QStringLiteral("/backend-api/codex/responses");
+        r.route =
+            rng.bounded(3) == 0 ? QStringLiteral("/v1/responses") : QStringLiteral("/backend-api/codex/responses");
         r.model = rng.bounded(4) == 0 ? QStringLiteral("gpt-5") : QStringLiteral("gpt-5-codex");
         r.accountId = d.id;
         r.accountAlias = d.alias;
@@ -123,8 +124,8 @@ QJsonObject liveStatus(const QList<Demo> &accounts, qint64 now)
                     {QStringLiteral("account_alias"), accounts.at(0).alias},
                     {QStringLiteral("elapsed_ms"), 48200},
                     {QStringLiteral("next_deadline"), QStringLiteral("stream_idle")},
-                    {QStringLiteral("remaining_ms"), QJsonObject{{QStringLiteral("stream_idle"), 297400},
-                                                                  {QStringLiteral("stream_max"), 7151800}}},
+                    {QStringLiteral("remaining_ms"),
+                     QJsonObject{{QStringLiteral("stream_idle"), 297400}, {QStringLiteral("stream_max"), 7151800}}},
                     {QStringLiteral("attempts"), 1}},
         QJsonObject{{QStringLiteral("request_id"), QStringLiteral("req_9a71e0c4d2b35f8e6a1c0d77")},
                     {QStringLiteral("route"), QStringLiteral("/v1/responses")},
@@ -134,20 +135,21 @@ QJsonObject liveStatus(const QList<Demo> &accounts, qint64 now)
                     {QStringLiteral("account_alias"), accounts.at(1).alias},
                     {QStringLiteral("elapsed_ms"), 2300},
                     {QStringLiteral("next_deadline"), QStringLiteral("pre_response")},
-                    {QStringLiteral("remaining_ms"), QJsonObject{{QStringLiteral("pre_response"), 57900},
-                                                                  {QStringLiteral("request_total"), 597700}}},
+                    {QStringLiteral("remaining_ms"),
+                     QJsonObject{{QStringLiteral("pre_response"), 57900}, {QStringLiteral("request_total"), 597700}}},
                     {QStringLiteral("attempts"), 1}},
     };
     QJsonArray slotRows;
     for (int a = 0; a < 2; ++a) {
         for (int s = 0; s < 4; ++s) {
             const bool held = s == 0;
-            slotRows.append(QJsonObject{{QStringLiteral("account_id"), accounts.at(a).id},
-                                     {QStringLiteral("slot"), s},
-                                     {QStringLiteral("epoch"), 40 + 7 * a + s},
-                                     {QStringLiteral("owner_replica"), held ? QJsonValue(QStringLiteral("laptop-7f3a")) : QJsonValue()},
-                                     {QStringLiteral("lease_expires_at"), held ? QJsonValue(iso(now + 41000)) : QJsonValue()},
-                                     {QStringLiteral("state"), held ? QStringLiteral("held") : QStringLiteral("free")}});
+            slotRows.append(QJsonObject{
+                {QStringLiteral("account_id"), accounts.at(a).id},
+                {QStringLiteral("slot"), s},
+                {QStringLiteral("epoch"), 40 + 7 * a + s},
+                {QStringLiteral("owner_replica"), held ? QJsonValue(QStringLiteral("laptop-7f3a")) : QJsonValue()},
+                {QStringLiteral("lease_expires_at"), held ? QJsonValue(iso(now + 41000)) : QJsonValue()},
+                {QStringLiteral("state"), held ? QStringLiteral("held") : QStringLiteral("free")}});
         }
     }
     QJsonArray known;
@@ -177,9 +179,10 @@ int main(int argc, char **argv)
     QTemporaryDir dir;
     const QString path = dir.path() + QStringLiteral("/switchyard.sqlite");
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    QList<Demo> accounts = {{{}, QStringLiteral("work"), QStringLiteral("dev@company.example"), QStringLiteral("pro")},
-                            {{}, QStringLiteral("personal"), QStringLiteral("me@mail.example"), QStringLiteral("plus")},
-                            {{}, QStringLiteral("team"), QStringLiteral("team@company.example"), QStringLiteral("team")}};
+    QList<Demo> accounts = {
+        {{}, QStringLiteral("work"), QStringLiteral("dev@company.example"), QStringLiteral("pro")},
+        {{}, QStringLiteral("personal"), QStringLiteral("me@mail.example"), QStringLiteral("plus")},
+        {{}, QStringLiteral("team"), QStringLiteral("team@company.example"), QStringLiteral("team")}};
     {
         Database db;
         QString error;
