@@ -2,6 +2,7 @@
 #include "Commands.h"
 
 #include "accounts/AuthJson.h"
+#include "accounts/AuthJsonImportStore.h"
 #include "accounts/SecretStore.h"
 #include "accounts/SecretStoreFactory.h"
 #include "store/AccountRepository.h"
@@ -43,47 +44,22 @@ int importFiles(Database &db, const Config &config, const CommandLine &cl)
 
     // Parse every file first: a malformed file changes nothing.
     QList<AuthJsonImport> parsed;
-    for (const QString &file : files) {
-        QFile f(file);
-        if (!f.open(QIODevice::ReadOnly))
-            return fail(QStringLiteral("%1: cannot read: %2").arg(file, f.errorString()));
-        QString error;
-        AuthJsonImport imp = parseAuthJson(f.readAll(), &error);
-        if (!error.isEmpty())
-            return fail(QStringLiteral("%1: %2 (nothing was imported)").arg(file, error));
-        parsed.append(imp);
-    }
+    QString error;
+    if (!readAuthJsonFiles(files, &parsed, &error))
+        return fail(error);
 
     QString storeError;
     const std::unique_ptr<SecretStore> secrets(makeSecretStore(config, &storeError));
     if (!secrets)
         return fail(storeError);
-    AccountRepository repo(db);
+    const std::optional<QString> alias = cl.alias.isEmpty() ? std::nullopt : std::optional<QString>(cl.alias);
     for (int i = 0; i < parsed.size(); ++i) {
         const AuthJsonImport &imp = parsed.at(i);
-        const QString id = AccountRepository::makeAccountId(imp.chatgptAccountId, imp.userId);
-        // Tokens go to the secret store first: an account row never exists without its secret.
-        const SecretOutcome stored = secrets->writeTokensBlocking(id, imp.tokens);
-        if (!stored.ok)
-            return fail(QStringLiteral("%1: tokens not stored: %2").arg(files.at(i), stored.errorText));
-        AccountRepository::Identity identity;
-        identity.chatgptAccountId = imp.chatgptAccountId;
-        identity.userId = imp.userId;
-        identity.email = imp.email;
-        identity.plan = imp.plan;
-        identity.tokenExpiresAtMs = imp.accessTokenExpiresAtMs;
-        identity.lastRefreshMs = imp.lastRefreshMs;
-        if (!cl.alias.isEmpty())
-            identity.alias = cl.alias;
-        QString error;
-        const auto result = repo.upsert(identity, &error);
-        if (!result) {
-            if (!repo.find(id))
-                secrets->removeTokensBlocking(id); // do not leave an orphaned secret behind
+        const auto result = storeAuthJsonImport(db, *secrets, imp, alias, &error);
+        if (!result)
             return fail(QStringLiteral("%1: %2").arg(files.at(i), error));
-        }
         out(QStringLiteral("%1 %2 (%3, %4)")
-                .arg(result->created ? QStringLiteral("imported") : QStringLiteral("updated"), result->id,
+                .arg(result->created ? QStringLiteral("imported") : QStringLiteral("updated"), result->accountId,
                      imp.email.isEmpty() ? QStringLiteral("no email") : imp.email,
                      imp.plan.isEmpty() ? QStringLiteral("plan unknown") : imp.plan));
     }

@@ -1,20 +1,54 @@
 #include "Commands.h"
+#include "DashboardWindow.h"
 #include "ProxyHost.h"
 #include "ShutdownSignals.h"
+#include "config/ClientConfigText.h"
+#include "data/StatusPoller.h"
+#include "data/StoreClient.h"
+#include "store/Database.h"
+#include "store/SettingsRepository.h"
+#include "tray/AccountOnboarding.h"
+#include "tray/TrayController.h"
 
-#include "DashboardWindow.h"
-
-#include <QAction>
 #include <QApplication>
-#include <QMenu>
-#include <QMessageBox>
-#include <QStyle>
-#include <QLibraryInfo>
 #include <QLocale>
-#include <QSystemTrayIcon>
+#include <QMessageBox>
 #include <QTranslator>
 
 namespace sy::app {
+
+namespace {
+
+struct StartupPrefs
+{
+    QString language;
+    bool startHidden = false;
+};
+
+// The two preferences needed before any window exists, read once at start-up (the proxy has just opened and
+// migrated the database; this is a few rows).
+StartupPrefs readStartupPrefs(const QString &databasePath)
+{
+    StartupPrefs prefs;
+    Database db;
+    QString error;
+    if (!db.open(databasePath, &error, Database::OpenMode::ReadOnly))
+        return prefs;
+    SettingsRepository settings(db);
+    prefs.language = settings.value(ui::uikeys::language).value_or(QString());
+    prefs.startHidden = settings.value(ui::uikeys::startHidden).value_or(QString()) == QLatin1String("true");
+    return prefs;
+}
+
+void loadTranslation(QTranslator &translator, const QString &language)
+{
+    QApplication::removeTranslator(&translator);
+    const QLocale locale = language.isEmpty() ? QLocale() : QLocale(language);
+    if (translator.load(locale, QStringLiteral("switchyard"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        QApplication::installTranslator(&translator);
+}
+
+} // namespace
 
 int runGui(const ConfigResult &loaded, int argc, char **argv)
 {
@@ -24,8 +58,7 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
     QApplication::setQuitOnLastWindowClosed(false);
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/switchyard.svg")));
     QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("switchyard"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        QApplication::installTranslator(&translator);
+    loadTranslation(translator, {});
     if (!loaded.ok()) {
         QMessageBox::critical(nullptr, QObject::tr("Switchyard"),
                               QObject::tr("The configuration cannot be used:\n%1").arg(loaded.error));
@@ -38,29 +71,42 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
         QMessageBox::critical(nullptr, QObject::tr("Switchyard"), error);
         return ExitFailure;
     }
-    const QString listen = QStringLiteral("http://%1:%2").arg(config.listenAddress.toString()).arg(host.port());
-    ui::DashboardWindow window(config.databaseLocation());
-    window.setListenText(QObject::tr("Serving on %1").arg(listen));
+    const StartupPrefs prefs = readStartupPrefs(config.databaseLocation());
+    if (!prefs.language.isEmpty())
+        loadTranslation(translator, prefs.language);
+    const QString base = localBaseUrl(config.listenAddress, host.port());
 
-    QSystemTrayIcon tray(QApplication::windowIcon());
-    QMenu menu;
-    QAction *open = menu.addAction(QObject::tr("Open dashboard"));
-    menu.addSeparator();
-    QAction *quit = menu.addAction(QObject::tr("Quit"));
-    QObject::connect(open, &QAction::triggered, &window, [&window] {
-        window.show();
-        window.raise();
-        window.activateWindow();
+    ui::StoreClient store(config.databaseLocation());
+    store.setSecretConfig(config);
+    ui::StatusPoller status;
+    status.setBaseUrl(base);
+    ui::AccountOnboarding onboarding(&store, config.authUrl);
+    ui::DashboardWindow window(&store, &status, &onboarding, config.configFile, processEnvironment());
+    onboarding.setDialogParent(&window);
+    ui::TrayController tray(&store, &status);
+    tray.setBaseUrl(base);
+
+    QObject::connect(&tray, &ui::TrayController::openDashboardRequested, &window, &ui::DashboardWindow::bringToFront);
+    QObject::connect(&tray, &ui::TrayController::addAccountRequested, &onboarding,
+                     qOverload<>(&ui::AccountOnboarding::addAccount));
+    QObject::connect(&tray, &ui::TrayController::importRequested, &onboarding,
+                     qOverload<>(&ui::AccountOnboarding::importFiles));
+    QObject::connect(&tray, &ui::TrayController::quitRequested, &app, &QApplication::quit);
+    // No tray host: the window is the way in, and the app keeps running. A host that appears later gets the
+    // icon (TrayController keeps looking).
+    bool first = true;
+    QObject::connect(&tray, &ui::TrayController::trayAvailableChanged, &window, [&](bool available) {
+        if (!available || (first && !prefs.startHidden))
+            window.bringToFront();
+        first = false;
     });
-    QObject::connect(quit, &QAction::triggered, &app, &QApplication::quit);
-    tray.setContextMenu(&menu);
-    tray.setToolTip(QObject::tr("Switchyard — %1").arg(listen));
-    if (QSystemTrayIcon::isSystemTrayAvailable())
-        tray.show();
-    else
-        window.show(); // no tray host: the window is the way in
+    store.start();
+    status.start();
+    tray.start();
     installShutdownSignals(&host, [] { QApplication::quit(); });
     const int rc = QApplication::exec();
+    store.stop();
+    status.stop();
     host.shutdown(config.drainS * 1000);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "Commands.h"
 #include "ProxyHost.h"
 
+#include "config/ClientConfigText.h"
 #include "store/AccountRepository.h"
 #include "store/RequestLogRepository.h"
 #include "store/UsageTotals.h"
@@ -35,14 +36,7 @@ QString localApiBase(const Config &config)
         if (api.startsWith(QLatin1String("http://")))
             return api;
     }
-    QHostAddress a = config.listenAddress;
-    if (a == QHostAddress::Any || a == QHostAddress::AnyIPv4)
-        a = QHostAddress::LocalHost;
-    else if (a == QHostAddress::AnyIPv6)
-        a = QHostAddress::LocalHostIPv6;
-    const QString host = a.protocol() == QAbstractSocket::IPv6Protocol ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
-                                                                         : a.toString();
-    return QStringLiteral("http://%1:%2").arg(host).arg(config.listenPort);
+    return localBaseUrl(config.listenAddress, config.listenPort);
 }
 
 } // namespace
@@ -225,23 +219,11 @@ int runClientConfig(const Config &config, const CommandLine &cl)
     const QString which = cl.words.value(1);
     const QString base = localApiBase(config);
     if (which == QLatin1String("codex")) {
-        out(QStringLiteral("# ~/.codex/config.toml\nmodel_provider = \"switchyard\"\n\n[model_providers.switchyard]\n"
-                           "name = \"Switchyard\"\nbase_url = \"%1/backend-api/codex\"\nwire_api = \"responses\"\n"
-                           "env_key = \"SWITCHYARD_API_KEY\"\n# and: export SWITCHYARD_API_KEY=local\n")
-                .arg(base));
+        out(codexClientConfig(base));
         return ExitOk;
     }
     if (which == QLatin1String("opencode")) {
-        const QJsonObject provider{
-            {QStringLiteral("npm"), QStringLiteral("@ai-sdk/openai")},
-            {QStringLiteral("name"), QStringLiteral("Switchyard")},
-            {QStringLiteral("options"), QJsonObject{{QStringLiteral("baseURL"), QString(base + QStringLiteral("/v1"))},
-                                                    {QStringLiteral("apiKey"), QStringLiteral("local")}}},
-            {QStringLiteral("models"), QJsonObject{{QStringLiteral("gpt-5"), QJsonObject()},
-                                                   {QStringLiteral("gpt-5-codex"), QJsonObject()}}}};
-        printJson(QJsonDocument(QJsonObject{{QStringLiteral("$schema"), QStringLiteral("https://opencode.ai/config.json")},
-                                            {QStringLiteral("provider"),
-                                             QJsonObject{{QStringLiteral("switchyard"), provider}}}}));
+        out(openCodeClientConfig(base));
         return ExitOk;
     }
     return fail(QStringLiteral("client-config needs codex or opencode"));

@@ -2,126 +2,1288 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>Format</name>
+    <message>
+        <location filename="../ui/Format.cpp" line="18"/>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="21"/>
+        <source>%1 min</source>
+        <translation>%1 分钟</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="24"/>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分钟</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="25"/>
+        <source>%1 d %2 h</source>
+        <translation>%1 天 %2 小时</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="33"/>
+        <source>now</source>
+        <translation>现在</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="34"/>
+        <source>in %1</source>
+        <translation>%1后</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="56"/>
+        <source>Active</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="58"/>
+        <source>Rate limited</source>
+        <translation>已限速</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="60"/>
+        <source>Quota exceeded</source>
+        <translation>额度已用完</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="62"/>
+        <source>Paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="64"/>
+        <source>Needs login</source>
+        <translation>需要重新登录</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="66"/>
+        <source>Deactivated</source>
+        <translation>已停用</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="73"/>
+        <source>Preparing</source>
+        <translation>准备中</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="75"/>
+        <source>Routing</source>
+        <translation>选择账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="77"/>
+        <source>Queued</source>
+        <translation>排队中</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="79"/>
+        <source>Connecting</source>
+        <translation>连接中</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="81"/>
+        <source>Waiting for response</source>
+        <translation>等待响应</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="83"/>
+        <source>Streaming</source>
+        <translation>流式传输中</translation>
+    </message>
+    <message>
+        <location filename="../ui/Format.cpp" line="85"/>
+        <source>Settling</source>
+        <translation>结算中</translation>
+    </message>
+</context>
+<context>
+    <name>NoticeDiff</name>
+    <message>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="16"/>
+        <source>All accounts are limited</source>
+        <translation>所有账户均已受限</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="17"/>
+        <source>No account can take requests until the earliest reset at %1 (%2).</source>
+        <translation>在最早的重置时间 %1（%2）之前，没有账户可以处理请求。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="19"/>
+        <source>No account can take requests until a limit resets.</source>
+        <translation>在限额重置之前，没有账户可以处理请求。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="28"/>
+        <source>%1 needs a new login</source>
+        <translation>%1 需要重新登录</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="29"/>
+        <source>Its tokens no longer work. Use &quot;Add account…&quot; to log in again.</source>
+        <translation>它的令牌已失效。请使用“添加账户…”重新登录。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="35"/>
+        <source>%1 hit its limit</source>
+        <translation>%1 已达到限额</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="36"/>
+        <source>New requests go to the other accounts until it resets at %1.</source>
+        <translation>在它于 %1 重置之前，新请求将发往其他账户。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="38"/>
+        <source>New requests go to the other accounts.</source>
+        <translation>新请求将发往其他账户。</translation>
+    </message>
+</context>
+<context>
     <name>QObject</name>
     <message>
-        <location filename="../app/GuiMain.cpp" line="22"/>
-        <location filename="../app/GuiMain.cpp" line="30"/>
+        <location filename="../app/GuiMain.cpp" line="64"/>
+        <location filename="../app/GuiMain.cpp" line="72"/>
         <source>Switchyard</source>
         <translation>Switchyard</translation>
     </message>
     <message>
-        <location filename="../app/GuiMain.cpp" line="23"/>
+        <location filename="../app/GuiMain.cpp" line="65"/>
         <source>The configuration cannot be used:
 %1</source>
         <translation>配置无法使用：
 %1</translation>
     </message>
+</context>
+<context>
+    <name>sy::ui::AccountOnboarding</name>
     <message>
-        <location filename="../app/GuiMain.cpp" line="35"/>
-        <source>Serving on %1</source>
-        <translation>服务地址 %1</translation>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="21"/>
+        <source>Account added</source>
+        <translation>账户已添加</translation>
     </message>
     <message>
-        <location filename="../app/GuiMain.cpp" line="39"/>
-        <source>Open dashboard</source>
-        <translation>打开仪表板</translation>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="21"/>
+        <source>Login failed</source>
+        <translation>登录失败</translation>
     </message>
     <message>
-        <location filename="../app/GuiMain.cpp" line="41"/>
-        <source>Quit</source>
-        <translation>退出</translation>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="22"/>
+        <source>Logged in: %1</source>
+        <translation>已登录：%1</translation>
     </message>
     <message>
-        <location filename="../app/GuiMain.cpp" line="49"/>
-        <source>Switchyard — %1</source>
-        <translation>Switchyard — %1</translation>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="50"/>
+        <source>Add account</source>
+        <translation>添加账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="51"/>
+        <source>Finish the login in the browser window that just opened.</source>
+        <translation>请在刚刚打开的浏览器窗口中完成登录。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="52"/>
+        <source>Open this address in a browser on this computer to log in:</source>
+        <translation>请在本机的浏览器中打开以下地址进行登录：</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="66"/>
+        <source>Import auth.json</source>
+        <translation>导入 auth.json</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="68"/>
+        <source>Codex auth files (*.json);;All files (*)</source>
+        <translation>Codex 认证文件 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="78"/>
+        <source>Accounts imported</source>
+        <translation>账户已导入</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="78"/>
+        <source>Import failed</source>
+        <translation>导入失败</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="79"/>
+        <source>Imported: %1</source>
+        <translation>已导入：%1</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::AccountsModel</name>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="66"/>
+        <source>%1 · resets %2</source>
+        <translation>%1 · %2重置</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="102"/>
+        <source>%1 (pinned)</source>
+        <translation>%1（已固定）</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="109"/>
+        <source>%1 (backoff %2)</source>
+        <translation>%1（退避，%2结束）</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="132"/>
+        <source>Account</source>
+        <translation>账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="134"/>
+        <source>Email</source>
+        <translation>邮箱</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="136"/>
+        <source>Plan</source>
+        <translation>套餐</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="138"/>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="140"/>
+        <source>5 h used</source>
+        <translation>5 小时已用</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="142"/>
+        <source>Weekly used</source>
+        <translation>每周已用</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="144"/>
+        <source>Last used</source>
+        <translation>上次使用</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/AccountsModel.cpp" line="146"/>
+        <source>Token expires</source>
+        <translation>令牌过期时间</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::AccountsPage</name>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="23"/>
+        <source>Remove account</source>
+        <translation>移除账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="48"/>
+        <source>Pin</source>
+        <translation>固定</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="49"/>
+        <source>Automatic</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="50"/>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="51"/>
+        <source>Resume</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="52"/>
+        <source>Log in again…</source>
+        <translation>重新登录…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="53"/>
+        <source>Remove…</source>
+        <translation>移除…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="55"/>
+        <source>Add account…</source>
+        <translation>添加账户…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="56"/>
+        <source>Import auth.json…</source>
+        <translation>导入 auth.json…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/AccountsPage.cpp" line="72"/>
+        <source>Remove %1 and its stored tokens? Its request history stays.</source>
+        <translation>移除 %1 及其保存的令牌吗？它的请求记录会保留。</translation>
     </message>
 </context>
 <context>
     <name>sy::ui::DashboardWindow</name>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="63"/>
+        <location filename="../ui/DashboardWindow.cpp" line="21"/>
         <source>Switchyard</source>
         <translation>Switchyard</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="69"/>
-        <location filename="../ui/DashboardWindow.cpp" line="72"/>
-        <source>Account</source>
+        <location filename="../ui/DashboardWindow.cpp" line="30"/>
+        <source>Overview</source>
+        <translation>概览</translation>
+    </message>
+    <message>
+        <location filename="../ui/DashboardWindow.cpp" line="31"/>
+        <source>Accounts</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="69"/>
-        <source>Email</source>
-        <translation>邮箱</translation>
+        <location filename="../ui/DashboardWindow.cpp" line="32"/>
+        <source>Live</source>
+        <translation>实时</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="69"/>
-        <source>Plan</source>
-        <translation>套餐</translation>
+        <location filename="../ui/DashboardWindow.cpp" line="33"/>
+        <source>Usage</source>
+        <translation>用量</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="69"/>
-        <location filename="../ui/DashboardWindow.cpp" line="72"/>
-        <source>Status</source>
-        <translation>状态</translation>
+        <location filename="../ui/DashboardWindow.cpp" line="34"/>
+        <source>Requests</source>
+        <translation>请求</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="69"/>
-        <source>5 h used</source>
-        <translation>5 小时已用</translation>
+        <location filename="../ui/DashboardWindow.cpp" line="35"/>
+        <source>Settings</source>
+        <translation>设置</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="69"/>
-        <source>Weekly used</source>
-        <translation>每周已用</translation>
+        <location filename="../ui/DashboardWindow.cpp" line="41"/>
+        <source>Not done: %1</source>
+        <translation>未完成：%1</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="70"/>
-        <source>Last used</source>
-        <translation>上次使用</translation>
+        <location filename="../ui/DashboardWindow.cpp" line="46"/>
+        <source>The proxy answers again.</source>
+        <translation>代理已恢复响应。</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="72"/>
-        <source>Started</source>
-        <translation>开始时间</translation>
+        <location filename="../ui/DashboardWindow.cpp" line="46"/>
+        <source>The proxy does not answer.</source>
+        <translation>代理没有响应。</translation>
     </message>
+</context>
+<context>
+    <name>sy::ui::LivePage</name>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="72"/>
+        <location filename="../ui/pages/LivePage.cpp" line="58"/>
+        <location filename="../ui/pages/LivePage.cpp" line="91"/>
         <source>Request</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="72"/>
+        <location filename="../ui/pages/LivePage.cpp" line="59"/>
         <source>Route</source>
         <translation>路由</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="72"/>
-        <source>ms</source>
-        <translation>毫秒</translation>
+        <location filename="../ui/pages/LivePage.cpp" line="60"/>
+        <source>Model</source>
+        <translation>模型</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="73"/>
+        <location filename="../ui/pages/LivePage.cpp" line="61"/>
+        <location filename="../ui/pages/LivePage.cpp" line="84"/>
+        <source>Account</source>
+        <translation>账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="62"/>
+        <source>Stage</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="64"/>
+        <source>Elapsed</source>
+        <translation>已用时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="66"/>
+        <source>Next deadline</source>
+        <translation>下一个截止</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="67"/>
+        <source>Remaining per budget</source>
+        <translation>各预算剩余时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="69"/>
+        <source>Attempts</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="79"/>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="86"/>
+        <source>Slot</source>
+        <translation>槽位</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="87"/>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="88"/>
+        <source>Replica</source>
+        <translation>副本</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="89"/>
+        <source>Epoch</source>
+        <translation>纪元</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="90"/>
+        <source>Lease expires</source>
+        <translation>租约到期</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="96"/>
+        <source>Waiting for the proxy…</source>
+        <translation>正在等待代理…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="103"/>
+        <source>In-flight turns</source>
+        <translation>进行中的请求</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="108"/>
+        <location filename="../ui/pages/LivePage.cpp" line="147"/>
+        <source>Owner slots</source>
+        <translation>所有权槽位</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="119"/>
+        <source>The proxy does not answer: %1</source>
+        <translation>代理没有响应：%1</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../ui/pages/LivePage.cpp" line="126"/>
+        <source>%1 · version %2 · %n turn(s) in flight</source>
+        <translation>
+            <numerusform>%1 · 版本 %2 · %n 个请求进行中</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="130"/>
+        <source> · draining</source>
+        <translation> · 正在排空</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="148"/>
+        <source>Owner slots · this replica %1 (incarnation %2)</source>
+        <translation>所有权槽位 · 本副本 %1（第 %2 次启动）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/LivePage.cpp" line="153"/>
+        <source>Owner slots: not reported by this proxy</source>
+        <translation>所有权槽位：此代理未报告</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::OverviewPage</name>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="22"/>
+        <source>Capacity weighted</source>
+        <translation>按容量加权</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="24"/>
+        <source>Usage weighted</source>
+        <translation>按用量加权</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="26"/>
+        <source>Round robin</source>
+        <translation>轮询</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="28"/>
+        <source>Fill first</source>
+        <translation>优先用满</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="48"/>
+        <source>Not enough observations in the last hour</source>
+        <translation>过去一小时的观测数据不足</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="49"/>
+        <source>%1 % per hour</source>
+        <translation>每小时 %1 %</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="51"/>
+        <source>%1 · no exhaustion in sight</source>
+        <translation>%1 · 暂无耗尽风险</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="54"/>
+        <source>%1 · lasts until the reset %2</source>
+        <translation>%1 · 可坚持到%2的重置</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="55"/>
+        <source>%1 · runs out %2 (%3)</source>
+        <translation>%1 · 将于%2耗尽（%3）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="73"/>
+        <source>%p% remaining</source>
+        <translation>剩余 %p%</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="78"/>
+        <source>5 h window (pooled)</source>
+        <translation>5 小时窗口（汇总）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="79"/>
+        <source>5 h remaining</source>
+        <translation>5 小时剩余</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="80"/>
+        <source>5 h pace</source>
+        <translation>5 小时消耗速度</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="81"/>
+        <source>Weekly window (pooled)</source>
+        <translation>每周窗口（汇总）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="82"/>
+        <source>Weekly remaining</source>
+        <translation>每周剩余</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="83"/>
+        <source>Weekly pace</source>
+        <translation>每周消耗速度</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="84"/>
+        <source>Requests today</source>
+        <translation>今日请求</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="85"/>
+        <source>Tokens today</source>
+        <translation>今日令牌数</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="86"/>
+        <source>Errors today</source>
+        <translation>今日错误</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="87"/>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="88"/>
+        <source>Pinned account</source>
+        <translation>固定账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="89"/>
+        <source>Proxy</source>
+        <translation>代理</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="94"/>
+        <source>Not answering (%1)</source>
+        <translation>无响应（%1）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="113"/>
+        <source>Database problem: %1</source>
+        <translation>数据库问题：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="129"/>
+        <source>%1 (input %2, cached %3, output %4)</source>
+        <translation>%1（输入 %2，缓存 %3，输出 %4）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="135"/>
+        <source>None (automatic)</source>
+        <translation>无（自动）</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../ui/pages/OverviewPage.cpp" line="143"/>
+        <source>Listening on %1 · %n turn(s) in flight</source>
+        <translation>
+            <numerusform>监听 %1 · %n 个请求进行中</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/OverviewPage.cpp" line="145"/>
+        <source> · database not writable: %1</source>
+        <translation> · 数据库不可写：%1</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::RequestDetailView</name>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="17"/>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="31"/>
+        <source>Field</source>
+        <translation>字段</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="31"/>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="62"/>
+        <source>Request</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="63"/>
+        <source>Request id</source>
+        <translation>请求 ID</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="64"/>
+        <source>Started</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="66"/>
+        <source>Route</source>
+        <translation>路由</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="67"/>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="68"/>
+        <source>Session</source>
+        <translation>会话</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="69"/>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="70"/>
+        <source>Killed by budget</source>
+        <translation>被预算终止</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="71"/>
+        <source>Error code</source>
+        <translation>错误代码</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="72"/>
+        <source>Upstream request id</source>
+        <translation>上游请求 ID</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="74"/>
+        <source>Routing decision</source>
+        <translation>路由决策</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="75"/>
+        <source>Served by</source>
+        <translation>服务账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="75"/>
+        <source>no account was chosen</source>
+        <translation>未选择账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="77"/>
+        <source>Skipped candidates</source>
+        <translation>跳过的候选账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="77"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="82"/>
+        <source>Skipped %1</source>
+        <translation>跳过 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="84"/>
+        <source>Skipped</source>
+        <translation>已跳过</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="87"/>
+        <source>Attempts (%1)</source>
+        <translation>尝试（%1）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="90"/>
+        <source>#%1</source>
+        <translation>第 %1 次</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="91"/>
+        <source>Outcome</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="92"/>
+        <source>Egress proxy</source>
+        <translation>出口代理</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="92"/>
+        <source>direct</source>
+        <translation>直连</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="93"/>
+        <source>Elapsed</source>
+        <translation>已用时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="97"/>
+        <source>Latency</source>
+        <translation>延迟</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="98"/>
+        <source>Queue</source>
+        <translation>排队</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="99"/>
+        <source>Connect</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="100"/>
+        <source>First event</source>
+        <translation>首个事件</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="101"/>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="108"/>
+        <source>Total</source>
+        <translation>合计</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="103"/>
         <source>Tokens</source>
         <translation>令牌数</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="103"/>
-        <source>Database not available: %1</source>
-        <translation>数据库不可用：%1</translation>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="104"/>
+        <source>Input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="105"/>
+        <source>Cached</source>
+        <translation>缓存</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="106"/>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestDetailView.cpp" line="107"/>
+        <source>Reasoning</source>
+        <translation>推理</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::RequestsModel</name>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="172"/>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="191"/>
+        <source>Started</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="193"/>
+        <source>Request</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="195"/>
+        <source>Route</source>
+        <translation>路由</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="197"/>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="199"/>
+        <source>Account</source>
+        <translation>账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="201"/>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="203"/>
+        <source>Attempts</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="205"/>
+        <source>Total ms</source>
+        <translation>总毫秒数</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/RequestsModel.cpp" line="207"/>
+        <source>Tokens</source>
+        <translation>令牌数</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::RequestsPage</name>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="34"/>
+        <source>All accounts</source>
+        <translation>所有账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="37"/>
+        <source>Any status</source>
+        <translation>任意状态</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="42"/>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="45"/>
+        <source>Any time</source>
+        <translation>任意时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="46"/>
+        <source>Last hour</source>
+        <translation>最近一小时</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="47"/>
+        <source>Last 24 hours</source>
+        <translation>最近 24 小时</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="48"/>
+        <source>Last 7 days</source>
+        <translation>最近 7 天</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="49"/>
+        <source>Last 30 days</source>
+        <translation>最近 30 天</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/RequestsPage.cpp" line="52"/>
+        <source>Search request id</source>
+        <translation>搜索请求 ID</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/DashboardWindow.cpp" line="136"/>
-        <source>%1 · %n account(s)</source>
+        <location filename="../ui/pages/RequestsPage.cpp" line="94"/>
+        <source>%n matching request(s)</source>
         <translation>
-            <numerusform>%1 · %n 个账户</numerusform>
+            <numerusform>%n 个匹配的请求</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="137"/>
-        <source>Database problem: %1</source>
-        <translation>数据库问题：%1</translation>
+        <location filename="../ui/pages/RequestsPage.cpp" line="96"/>
+        <source>Cannot read the log: %1</source>
+        <translation>无法读取日志：%1</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::SettingsPage</name>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="58"/>
+        <source>Proxy (configuration file %1)</source>
+        <translation>代理（配置文件 %1）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="62"/>
+        <source>Listen address</source>
+        <translation>监听地址</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="67"/>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="70"/>
+        <source>Per-stage budgets</source>
+        <translation>分阶段预算</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="82"/>
+        <source>pre_response (derived)</source>
+        <translation>pre_response（推导值）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="85"/>
+        <source>Desktop</source>
+        <translation>桌面</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="87"/>
+        <source>Launch at login</source>
+        <translation>登录时启动</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="89"/>
+        <source>Start hidden (tray icon only)</source>
+        <translation>启动时隐藏（仅托盘图标）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="93"/>
+        <source>System language</source>
+        <translation>系统语言</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="98"/>
+        <source>None</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="99"/>
+        <source>5 h remaining</source>
+        <translation>5 小时剩余</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="100"/>
+        <source>Weekly remaining</source>
+        <translation>每周剩余</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="101"/>
+        <source>Lowest remaining</source>
+        <translation>最低剩余</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="102"/>
+        <source>Pinned account</source>
+        <translation>固定账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="105"/>
+        <source>Language (after a restart)</source>
+        <translation>语言（重启后生效）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="106"/>
+        <source>Tray number</source>
+        <translation>托盘数字</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="113"/>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="178"/>
+        <source>%1 s (from gate_retire_s, keepalive cadence, stream_idle_s and request_total_s)</source>
+        <translation>%1 秒（由 gate_retire_s、保活间隔、stream_idle_s 和 request_total_s 推导）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="180"/>
+        <source>Changes to the configuration file apply when Switchyard starts next.</source>
+        <translation>配置文件的更改将在 Switchyard 下次启动时生效。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="183"/>
+        <location filename="../ui/pages/SettingsPage.cpp" line="191"/>
+        <source>Not saved: %1</source>
+        <translation>未保存：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="196"/>
+        <source>Launch at login not changed: %1</source>
+        <translation>登录时启动未更改：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/SettingsPage.cpp" line="203"/>
+        <source>Saved to %1. The proxy settings apply when Switchyard starts next.</source>
+        <translation>已保存到 %1。代理设置将在 Switchyard 下次启动时生效。</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::TrayController</name>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="24"/>
+        <source>Serving</source>
+        <translation>服务中</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="26"/>
+        <source>Serving with problems</source>
+        <translation>服务中（有问题）</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="28"/>
+        <source>All accounts limited</source>
+        <translation>所有账户均受限</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="30"/>
+        <source>Paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="32"/>
+        <source>Stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="47"/>
+        <source>%1 — %2 · 5 h %3 used · weekly %4 used</source>
+        <translation>%1 — %2 · 5 小时已用 %3 · 每周已用 %4</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="85"/>
+        <source>Automatic (balance across accounts)</source>
+        <translation>自动（在账户间均衡）</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="94"/>
+        <location filename="../ui/tray/TrayController.cpp" line="192"/>
+        <source>Pause proxy</source>
+        <translation>暂停代理</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="99"/>
+        <source>Add account…</source>
+        <translation>添加账户…</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="102"/>
+        <source>Import auth.json…</source>
+        <translation>导入 auth.json…</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="105"/>
+        <source>Open dashboard</source>
+        <translation>打开仪表板</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="109"/>
+        <source>Copy client config</source>
+        <translation>复制客户端配置</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="119"/>
+        <source>Tray number</source>
+        <translation>托盘数字</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="122"/>
+        <source>None</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="123"/>
+        <source>5 h remaining</source>
+        <translation>5 小时剩余</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="124"/>
+        <source>Weekly remaining</source>
+        <translation>每周剩余</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="125"/>
+        <source>Lowest remaining</source>
+        <translation>最低剩余</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="126"/>
+        <source>Pinned account</source>
+        <translation>固定账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="138"/>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="192"/>
+        <source>Resume proxy</source>
+        <translation>恢复代理</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="238"/>
+        <source>Switchyard — %1</source>
+        <translation>Switchyard — %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="240"/>
+        <source>%1%2: 5 h %3 used, weekly %4 used</source>
+        <translation>%1%2：5 小时已用 %3，每周已用 %4</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="241"/>
+        <source> (pinned)</source>
+        <translation>（已固定）</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="244"/>
+        <source>No account yet: add one from this menu.</source>
+        <translation>还没有账户：请从此菜单添加。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="251"/>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="264"/>
+        <source>Copied</source>
+        <translation>已复制</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="264"/>
+        <source>The %1 configuration is on the clipboard.</source>
+        <translation>%1 配置已复制到剪贴板。</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::UsagePage</name>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="60"/>
+        <source>Last 24 hours</source>
+        <translation>最近 24 小时</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="61"/>
+        <source>Last 7 days</source>
+        <translation>最近 7 天</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="62"/>
+        <source>Last 30 days</source>
+        <translation>最近 30 天</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="65"/>
+        <source>5 h window</source>
+        <translation>5 小时窗口</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="66"/>
+        <source>Weekly window</source>
+        <translation>每周窗口</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="69"/>
+        <source>Range</source>
+        <translation>范围</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="71"/>
+        <source>Used % of</source>
+        <translation>已用百分比：</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="77"/>
+        <source>Tokens per account</source>
+        <translation>各账户令牌数</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="78"/>
+        <source>Used % over time (squares mark resets)</source>
+        <translation>已用百分比随时间变化（方块表示重置）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="79"/>
+        <source>Input tokens: cached vs uncached</source>
+        <translation>输入令牌：缓存与未缓存</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="128"/>
+        <source>Loading…</source>
+        <translation>加载中…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="168"/>
+        <source>Read from the rollups in %1 ms, drawn in %2 ms</source>
+        <translation>从汇总表读取用时 %1 毫秒，绘制用时 %2 毫秒</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="169"/>
+        <source>Cannot read the usage: %1</source>
+        <translation>无法读取用量：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="181"/>
+        <source>(no account)</source>
+        <translation>（无账户）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="209"/>
+        <source>Cached</source>
+        <translation>缓存</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="210"/>
+        <source>Uncached</source>
+        <translation>未缓存</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/UsagePage.cpp" line="245"/>
+        <source>Reset</source>
+        <translation>重置</translation>
     </message>
 </context>
 </TS>

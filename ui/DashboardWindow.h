@@ -1,40 +1,52 @@
 #pragma once
 
+#include <QHash>
 #include <QMainWindow>
 
-#include <memory>
-
-class QLabel;
-class QTableWidget;
-class QTimer;
-
-namespace sy {
-class Database;
-}
+class QTabWidget;
 
 namespace sy::ui {
 
-// First dashboard: the accounts with their quota windows and the newest requests, read once a second through
-// the window's own database connection (never the proxy's), so a busy proxy never blocks the UI and the UI
-// never blocks the proxy. The full page set (overview, live turns, charts, settings) grows from here.
+class AccountOnboarding;
+class AccountsPage;
+class LivePage;
+class OverviewPage;
+class RequestsPage;
+class SettingsPage;
+class StatusPoller;
+class StoreClient;
+class UsagePage;
+
+// The dashboard: one tab per page (Overview, Accounts, Live, Usage, Requests, Settings). Pages read the
+// store through StoreClient's snapshots and query worker and the running proxy through StatusPoller; the
+// window itself only arranges them and shows the outcome of actions in its status bar.
 class DashboardWindow : public QMainWindow
 {
     Q_OBJECT
 public:
-    explicit DashboardWindow(const QString &databasePath, QWidget *parent = nullptr);
-    ~DashboardWindow() override;
+    struct Pages
+    {
+        OverviewPage *overview = nullptr;
+        AccountsPage *accounts = nullptr;
+        LivePage *live = nullptr;
+        UsagePage *usage = nullptr;
+        RequestsPage *requests = nullptr;
+        SettingsPage *settings = nullptr;
+    };
 
-    void refresh();
-    void setListenText(const QString &text);
+    // configPath: the configuration file the Settings page edits (empty: the default path in env).
+    DashboardWindow(StoreClient *store, StatusPoller *status, AccountOnboarding *onboarding, const QString &configPath,
+                    const QHash<QString, QString> &env, QWidget *parent = nullptr);
+
+    const Pages &pages() const { return m_pages; }
+    QTabWidget *tabs() const { return m_tabs; }
+    void showPage(QWidget *page);
+    // Shows, raises and activates the window.
+    void bringToFront();
 
 private:
-    QString m_databasePath;
-    std::unique_ptr<Database> m_db;
-    QLabel *m_header;
-    QTableWidget *m_accounts;
-    QTableWidget *m_requests;
-    QTimer *m_timer;
-    QString m_listen;
+    QTabWidget *m_tabs;
+    Pages m_pages;
 };
 
 } // namespace sy::ui

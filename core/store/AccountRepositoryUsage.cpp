@@ -1,6 +1,7 @@
 #include "store/AccountRepository.h"
 #include "store/Database.h"
 #include "store/SqlValues.h"
+#include "store/UsageRollupRepository.h"
 
 #include <QSqlQuery>
 #include <QStringList>
@@ -57,7 +58,10 @@ bool AccountRepository::saveUsage(const UsageRecord &u, QString *error)
           nullable(u.secondary.resetAtMs), nullable(u.hasCredits), nullable(u.unlimited), nullable(u.creditsBalance),
           QVariant::fromValue<qint64>(u.observedAtMs)})
         q.addBindValue(v);
-    return m_db.exec(q, error);
+    // The dashboard's "used % over time" history moves with the latest observation.
+    Transaction tx(m_db);
+    return tx.begin(error) && m_db.exec(q, error) && UsageRollupRepository(m_db).recordSample(u, error) &&
+           tx.commit(error);
 }
 
 std::optional<UsageRecord> AccountRepository::loadUsage(const QString &accountId, QString *error)

@@ -2,6 +2,7 @@
 
 #include "store/Database.h"
 #include "store/SqlValues.h"
+#include "store/UsageRollupRepository.h"
 #include "util/Ids.h"
 
 #include <QJsonDocument>
@@ -175,7 +176,9 @@ bool RequestLogRepository::insert(const RequestLogRecord &r, QString *error)
     };
     for (const QVariant &v : values)
         q.addBindValue(v);
-    return m_db.exec(q, error);
+    // The dashboard's hourly rollup moves with the row: both or neither.
+    Transaction tx(m_db);
+    return tx.begin(error) && m_db.exec(q, error) && UsageRollupRepository(m_db).add(r, error) && tx.commit(error);
 }
 
 QList<RequestLogRecord> RequestLogRepository::recent(int limit, QString *error)

@@ -187,6 +187,46 @@ const QStringList &version4()
     return statements;
 }
 
+// Version 5: what the dashboard charts read instead of raw rows. usage_rollup_hourly holds one row per
+// (hour, account) with request, error and token sums ('' = no account chosen), kept in the same transaction
+// as each request-log insert and filled from the existing log here. usage_samples keeps the latest quota
+// observation per account and 5-minute bucket, so "used % over time" survives the one-row account_usage.
+// request_log_started_id gives the Requests page its keyset order (started_at_ms, request_id).
+const QStringList &version5()
+{
+    static const QStringList statements = {
+        QStringLiteral(R"(CREATE TABLE usage_rollup_hourly (
+            hour_start_ms INTEGER NOT NULL,
+            account_id TEXT NOT NULL,
+            requests INTEGER NOT NULL DEFAULT 0,
+            errors INTEGER NOT NULL DEFAULT 0,
+            tokens_input INTEGER NOT NULL DEFAULT 0,
+            tokens_cached INTEGER NOT NULL DEFAULT 0,
+            tokens_output INTEGER NOT NULL DEFAULT 0,
+            tokens_reasoning INTEGER NOT NULL DEFAULT 0,
+            tokens_total INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (hour_start_ms, account_id)))"),
+        QStringLiteral(R"(INSERT INTO usage_rollup_hourly (hour_start_ms, account_id, requests, errors, tokens_input,
+                tokens_cached, tokens_output, tokens_reasoning, tokens_total)
+            SELECT (started_at_ms / 3600000) * 3600000, coalesce(account_id, ''), count(*),
+                sum(CASE WHEN status <> 'completed' THEN 1 ELSE 0 END), coalesce(sum(tokens_input), 0), coalesce(sum(tokens_cached), 0),
+                coalesce(sum(tokens_output), 0), coalesce(sum(tokens_reasoning), 0), coalesce(sum(tokens_total), 0)
+            FROM request_log GROUP BY 1, 2)"),
+        QStringLiteral(R"(CREATE TABLE usage_samples (
+            account_id TEXT NOT NULL,
+            bucket_ms INTEGER NOT NULL,
+            observed_at_ms INTEGER NOT NULL,
+            primary_used_percent REAL,
+            primary_reset_at_ms INTEGER,
+            secondary_used_percent REAL,
+            secondary_reset_at_ms INTEGER,
+            PRIMARY KEY (account_id, bucket_ms)))"),
+        QStringLiteral("CREATE INDEX usage_samples_bucket ON usage_samples (bucket_ms)"),
+        QStringLiteral("CREATE INDEX request_log_started_id ON request_log (started_at_ms, request_id)"),
+    };
+    return statements;
+}
+
 // PostgreSQL has no implicit rowid. request_log's "newest first" order breaks ties between requests started in
 // the same millisecond by insert order (RequestLogRepository::recent), so there the column is explicit.
 QStringList postgresOnly(int version)
@@ -281,6 +321,9 @@ bool applySchemaVersion(Database &db, int version, QString *error)
         break;
     case 4:
         statements = &version4();
+        break;
+    case 5:
+        statements = &version5();
         break;
     default:
         if (error)
