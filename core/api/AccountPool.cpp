@@ -77,6 +77,7 @@ void AccountPool::load(std::function<void()> ready)
         QList<Account> accounts;
         QString pin;
         bool strict = false;
+        bool paused = false;
         qint64 counter = -1;
     };
     auto loaded = std::make_shared<Loaded>();
@@ -102,6 +103,7 @@ void AccountPool::load(std::function<void()> ready)
                 loaded->pin = pin->accountId;
                 loaded->strict = pin->strict;
             }
+            loaded->paused = settings.value(QStringLiteral("proxy_paused")).value_or(QString()) == QLatin1String("true");
             loaded->counter = db.changeCounter().value_or(-1);
             return true;
         },
@@ -110,8 +112,10 @@ void AccountPool::load(std::function<void()> ready)
             m_loading = false;
             if (!ok)
                 qCWarning(lcPool).noquote() << "could not load accounts:" << error;
-            else
+            else {
+                m_proxyPaused = loaded->paused;
                 applyLoaded(loaded->accounts, loaded->pin, loaded->strict, loaded->counter);
+            }
             // Ready once every account's credentials have been read (or failed): serving before that would
             // refuse turns that a moment later could be served.
             if (ready) {

@@ -73,6 +73,9 @@ public:
     QString pinnedAccountId() const { return m_pinnedAccountId; }
     bool pinStrict() const { return m_pinStrict; }
     Strategy strategy() const { return m_strategy; }
+    // The user paused the proxy (tray menu; settings key proxy_paused): new turns are refused, in-flight ones
+    // finish.
+    bool proxyPaused() const { return m_proxyPaused; }
 
     // Session affinity (Codex session-id / prompt_cache_key, OpenCode x-session-affinity).
     QString sessionAccount(const QString &sessionKey) const { return m_sessions.value(sessionKey); }
@@ -137,6 +140,7 @@ private:
     QHash<QString, int> m_index;
     QString m_pinnedAccountId;
     bool m_pinStrict = false;
+    bool m_proxyPaused = false;
     Strategy m_strategy = Strategy::CapacityWeighted;
 
     QHash<QString, QString> m_sessions;

@@ -286,6 +286,7 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
         {QStringLiteral("draining"), m_draining},
+        {QStringLiteral("paused"), m_pool->proxyPaused()},
         {QStringLiteral("egress"), m_egress ? m_egress->statusJson() : QJsonObject()},
     };
     QJsonObject out = o;

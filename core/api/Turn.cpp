@@ -210,6 +210,13 @@ void Turn::route()
 {
     if (m_settled)
         return;
+    if (m_s.pool->proxyPaused() && m_attempts.isEmpty() && m_state == State::Routing) {
+        m_response->setHeader("Retry-After", "30");
+        rejectBeforeDispatch(503, "server_error", "proxy_paused",
+                             QStringLiteral("Switchyard is paused (resume it from the tray menu); no new turns start "
+                                            "until then."));
+        return;
+    }
     if (!m_s.store->writable()) {
         rejectBeforeDispatch(503, "server_error", "store_unavailable",
                              QStringLiteral("The request log cannot be written (%1); new turns are refused until it "

@@ -9,6 +9,8 @@
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
 #include "lib/RawHttpClient.h"
+#include "store/Database.h"
+#include "store/SettingsRepository.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -261,6 +263,43 @@ private slots:
         // The same session continues fine.
         auto own = send("/v1/responses", v1Body(QStringLiteral("ECHO: next"), anchor), {{"session-id", mine}});
         const auto ok = own->readResponse(15000);
+        QVERIFY(ok);
+        QCOMPARE(ok->status, 200);
+    }
+
+    // The tray's Pause: the setting (written by another process, as the dashboard does) stops new turns with
+    // 503 proxy_paused within the one-second poll, lets a turn in flight finish, and Resume serves again.
+    void pausedProxyRefusesNewTurnsAndFinishesRunningOnes()
+    {
+        const QString error = start(1, {});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(m_fake.script(m_proxy->accounts().at(0).chatgptAccountId, {QStringLiteral("slow:100")}));
+        auto running = send("/backend-api/codex/responses", codexBody(QStringLiteral("ECHO: running")), {});
+        QVERIFY(running->waitForBodyContaining("response.output_text.delta", 10000));
+        auto setPaused = [this](bool paused) {
+            Database db;
+            QString dbError;
+            return db.open(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"), &dbError) &&
+                   SettingsRepository(db).setValue(QStringLiteral("proxy_paused"),
+                                                   paused ? QStringLiteral("true") : QStringLiteral("false"), &dbError);
+        };
+        QVERIFY(setPaused(true));
+        QTRY_VERIFY_WITH_TIMEOUT(status().value(QLatin1String("paused")).toBool(), 10000);
+        auto refused = send("/v1/responses", v1Body(QStringLiteral("ECHO: refused")), {});
+        const auto r = refused->readResponse(10000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 503);
+        QCOMPARE(r->json().value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
+                 QStringLiteral("proxy_paused"));
+        QVERIFY(!r->header("retry-after").isEmpty());
+        const auto finished = running->readResponse(20000);
+        QVERIFY(finished && finished->complete);
+        QVERIFY(finished->body.contains("response.completed"));
+
+        QVERIFY(setPaused(false));
+        QTRY_VERIFY_WITH_TIMEOUT(!status().value(QLatin1String("paused")).toBool(), 10000);
+        auto served = send("/v1/responses", v1Body(QStringLiteral("ECHO: again")), {});
+        const auto ok = served->readResponse(15000);
         QVERIFY(ok);
         QCOMPARE(ok->status, 200);
     }
