@@ -9,7 +9,11 @@
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
 #include "lib/RawHttpClient.h"
+#include "store/AccountRepository.h"
+#include "store/Database.h"
+#include "util/Ids.h"
 
+#include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QDirIterator>
@@ -603,6 +607,53 @@ private slots:
     }
 
     // 3b. remove (by alias, email and id) deletes the keychain item and keeps the request history.
+    // Statuses come with their deadlines: a limited or cooling-down account says when it serves again (its
+    // cooldown, or the reset of its exhausted window); one that only a person can change says nothing.
+    void statusesShowWhenTheyEnd()
+    {
+        Sandbox box;
+        const FakeAccount a1 = makeFakeAccount(box.root(), 1);
+        const FakeAccount a2 = makeFakeAccount(box.root(), 2);
+        const FakeAccount a3 = makeFakeAccount(box.root(), 3);
+        for (const FakeAccount *a : {&a1, &a2, &a3})
+            QCOMPARE(box.run({QStringLiteral("accounts"), QStringLiteral("import"), a->file}).exitCode, 0);
+        QJsonArray list = box.list();
+        const QString limited = findBy(list, QStringLiteral("email"), a1.email).value(kAccountId).toString();
+        const QString cooling = findBy(list, QStringLiteral("email"), a2.email).value(kAccountId).toString();
+        const QString paused = findBy(list, QStringLiteral("email"), a3.email).value(kAccountId).toString();
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const qint64 weeklyReset = now + 3 * 3600 * 1000;
+        const qint64 cooldown = now + 90 * 1000;
+        {
+            Database db;
+            QString error;
+            QVERIFY2(db.open(box.dataDir() + QStringLiteral("/switchyard.sqlite"), &error), qPrintable(error));
+            AccountRepository repo(db);
+            QVERIFY2(repo.setStatus(limited, QStringLiteral("quota_exceeded"), QStringLiteral("usage_limit_reached"),
+                                    &error),
+                     qPrintable(error));
+            UsageRecord u;
+            u.accountId = limited;
+            u.secondary = {100.0, 10080, weeklyReset};
+            u.observedAtMs = now;
+            QVERIFY2(repo.saveUsage(u, &error), qPrintable(error));
+            QVERIFY2(repo.setCooldown(cooling, cooldown, 2, &error), qPrintable(error));
+            QVERIFY2(repo.setStatus(paused, QStringLiteral("paused"), QStringLiteral("paused by user"), &error),
+                     qPrintable(error));
+        }
+        list = box.list();
+        auto until = [&](const QString &id) {
+            return QDateTime::fromString(findBy(list, QStringLiteral("account_id"), id).value(QLatin1String("status_until"))
+                                             .toString(),
+                                         Qt::ISODateWithMs);
+        };
+        QCOMPARE(until(limited).toMSecsSinceEpoch(), weeklyReset);
+        QCOMPARE(until(cooling).toMSecsSinceEpoch(), cooldown);
+        QVERIFY(findBy(list, QStringLiteral("account_id"), paused).value(QLatin1String("status_until")).isNull());
+        const Run text = box.run({QStringLiteral("accounts"), QStringLiteral("list")});
+        QVERIFY2(text.out.contains("UNTIL") && text.out.contains(isoUtc(weeklyReset).toUtf8()), text.out.constData());
+    }
+
     void removeDeletesKeychainItemKeepsHistory()
     {
         ProxyProcess proxy;
