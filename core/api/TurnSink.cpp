@@ -30,8 +30,8 @@ void formatSseInto(QByteArray &out, const QByteArray &type, const QByteArray &da
         out = sseFormat(type, data);
         return;
     }
-    if (out.capacity() > 16 * 1024)
-        out = QByteArray(); // one big event (a finished item) must not pin its size for the rest of the stream
+    if (out.capacity() > 1024)
+        out = QByteArray(); // a big event (a finished item) must not pin its size for the rest of the stream
     out.resize(0);          // keeps the capacity unless the previous frame is still shared
     if (!type.isEmpty())
         out.append("event: ").append(type).append('\n');

@@ -23,8 +23,10 @@ namespace {
 // Output this large leaves at once instead of at the end of the event-loop pass: it bounds what a connection
 // holds before the socket's own accounting (and the backpressure built on it) sees it.
 constexpr qsizetype kFlushNowBytes = 64 * 1024;
-// Between passes a connection keeps an output buffer up to this size, so a steady stream reuses it.
-constexpr qsizetype kKeepOutputCapacity = 8 * 1024;
+// Between passes a connection keeps an output buffer up to this size, so a steady stream of small events
+// reuses it; anything bigger (a response head, a large event) is given back, since hundreds of open streams
+// would otherwise each pin their largest pass.
+constexpr qsizetype kKeepOutputCapacity = 1024;
 
 #ifndef Q_OS_WIN
 // Bytes the kernel took, 0 when its buffer is full, -1 when the connection is broken.
