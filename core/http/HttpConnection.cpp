@@ -377,6 +377,13 @@ void HttpConnection::teardown()
 {
     if (m_gone)
         return;
+    // A server shutting down drops its connections at once; what they were given still goes out, as it
+    // would have with writes that reach the kernel at once (Qt's own buffer is discarded, as before).
+    if (!m_out.isEmpty() && m_socket->state() == QAbstractSocket::ConnectedState && m_socket->bytesToWrite() == 0) {
+#ifndef Q_OS_WIN
+        sendNow(m_socket->socketDescriptor(), m_out.constData(), m_out.size());
+#endif
+    }
     m_gone = true;
     m_idleTimer.stop();
     m_requestTimer.stop();

@@ -236,6 +236,19 @@ private slots:
         QCOMPARE(gone.count(), 1);
     }
 
+    void shutdownStillDeliversWhatWasWritten()
+    {
+        installStreamingHandler();
+        PlainClient client;
+        QVERIFY(openStream(client));
+        QVERIFY(m_response->write("data: last words\n\n"));
+        // No event-loop pass between the write and the shutdown.
+        delete m_server;
+        m_server = nullptr;
+        const QByteArray expected = chunk("data: last words\n\n");
+        QCOMPARE(client.readExactly(expected.size()), expected);
+    }
+
     void requestBodiesAreKeptWithoutSlack_data()
     {
         QTest::addColumn<bool>("chunked");
