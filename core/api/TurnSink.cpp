@@ -17,6 +17,27 @@ bool isTerminalEventType(const QByteArray &type)
 
 namespace {
 
+bool hasLineBreak(const QByteArray &s)
+{
+    return s.contains('\n') || s.contains('\r');
+}
+
+// sseFormat() into a buffer the sink keeps: once the caller has sent the previous frame and dropped it, the
+// next frame reuses its storage instead of allocating. Multi-line text keeps sseFormat()'s line splitting.
+void formatSseInto(QByteArray &out, const QByteArray &type, const QByteArray &data)
+{
+    if (hasLineBreak(type) || hasLineBreak(data)) {
+        out = sseFormat(type, data);
+        return;
+    }
+    if (out.capacity() > 1024)
+        out = QByteArray(); // a big event (a finished item) must not pin its size for the rest of the stream
+    out.resize(0);          // keeps the capacity unless the previous frame is still shared
+    if (!type.isEmpty())
+        out.append("event: ").append(type).append('\n');
+    out.append("data: ").append(data).append("\n\n");
+}
+
 QByteArray compactJson(const QJsonObject &o)
 {
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
@@ -65,12 +86,16 @@ public:
     QByteArray onEvent(const QByteArray &type, const QByteArray &rawData, const QJsonObject &data) override
     {
         track(type, data);
-        return sseFormat(type, rawData);
+        formatSseInto(m_frame, type, rawData);
+        return m_frame;
     }
     QByteArray failureFrames(const QString &code, const QString &message) override
     {
         return responsesFailureFrames(responseId(), code, message);
     }
+
+private:
+    QByteArray m_frame;
 };
 
 // /v1/responses streaming: codex.* events are dropped and the stream starts with response.created.

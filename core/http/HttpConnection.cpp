@@ -2,6 +2,7 @@
 
 #include "http/BodyDecoder.h"
 #include "http/HttpResponse.h"
+#include "http/WriteCoalescer.h"
 #include "util/Clock.h"
 
 #include <QPointer>
@@ -11,12 +12,43 @@
 #ifdef Q_OS_WIN
 #include <winsock2.h>
 #else
+#include <cerrno>
 #include <sys/socket.h>
 #endif
 
 namespace sy {
 
 namespace {
+
+// Output this large leaves at once instead of at the end of the event-loop pass: it bounds what a connection
+// holds before the socket's own accounting (and the backpressure built on it) sees it.
+constexpr qsizetype kFlushNowBytes = 64 * 1024;
+// Between passes a connection keeps an output buffer up to this size, so a steady stream of small events
+// reuses it; anything bigger (a response head, a large event) is given back, since hundreds of open streams
+// would otherwise each pin their largest pass.
+constexpr qsizetype kKeepOutputCapacity = 1024;
+
+#ifndef Q_OS_WIN
+// Bytes the kernel took, 0 when its buffer is full, -1 when the connection is broken.
+qint64 sendNow(qintptr fd, const char *data, qsizetype size)
+{
+#ifdef MSG_NOSIGNAL
+    const int flags = MSG_NOSIGNAL | MSG_DONTWAIT;
+#else
+    const int flags = MSG_DONTWAIT;
+#endif
+    for (;;) {
+        const ssize_t n = ::send(int(fd), data, size_t(size), flags);
+        if (n >= 0)
+            return qint64(n);
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        return -1;
+    }
+}
+#endif
 
 HttpConnection *self(http_parser *p)
 {
@@ -45,7 +77,7 @@ const http_parser_settings &parserSettings()
 HttpConnection::HttpConnection(QTcpSocket *socket, quint64 id, const HttpServerConfig &config,
                                HttpDispatcher dispatcher, QObject *parent)
     : QObject(parent), m_socket(socket), m_id(id), m_config(config), m_dispatcher(std::move(dispatcher)),
-      m_parser(std::make_unique<http_parser>())
+      m_parser(std::make_unique<http_parser>()), m_coalescer(m_config.coalescer)
 {
     if (!m_config.clock)
         m_config.clock = &SystemClock::instance();
@@ -150,6 +182,9 @@ void HttpConnection::processInbox()
         if (parsed == 0)
             break;
     }
+    // remove() keeps the capacity of the largest read this keep-alive connection ever saw; give it back.
+    if (m_inbox.isEmpty())
+        m_inbox.clear();
 }
 
 void HttpConnection::dispatchCompleted()
@@ -178,6 +213,9 @@ void HttpConnection::dispatchCompleted()
         return;
     }
     request->body = std::move(decoded.body);
+    // The request keeps its body for the whole turn: no growth slack (chunked or decoded bodies) rides along.
+    if (request->body.capacity() - request->body.size() > request->body.size() / 8)
+        request->body.squeeze();
     if (m_closeAfterActive)
         request->keepAlive = false;
 
@@ -186,20 +224,81 @@ void HttpConnection::dispatchCompleted()
     m_dispatcher(std::move(request), response);
 }
 
-bool HttpConnection::writeToSocket(const QByteArray &bytes)
+bool HttpConnection::queueOutput(QByteArrayView a, QByteArrayView b, QByteArrayView c)
 {
     if (m_gone || m_socket->state() != QAbstractSocket::ConnectedState)
         return false;
-    ++m_writeDepth;
-    const bool ok = m_socket->write(bytes) == bytes.size();
-    m_socket->flush(); // push to the kernel now instead of on the next event-loop pass
-    --m_writeDepth;
-    return ok && !m_gone;
+    if (a.isEmpty() && b.isEmpty() && c.isEmpty())
+        return true;
+    m_out.append(a).append(b).append(c);
+    if (m_out.size() >= kFlushNowBytes) {
+        ++m_writeDepth;
+        flushOutput();
+        --m_writeDepth;
+        return !m_gone;
+    }
+    if (!m_flushScheduled) {
+        m_flushScheduled = true;
+        if (!m_coalescer || !m_coalescer->schedule(this)) {
+            ++m_writeDepth;
+            flushOutput();
+            --m_writeDepth;
+        }
+    }
+    return !m_gone;
+}
+
+void HttpConnection::flushOutput()
+{
+    m_flushScheduled = false;
+    if (m_gone)
+        return;
+    if (!m_out.isEmpty() && !sendOutput()) {
+        teardown();
+        return;
+    }
+    if (m_active)
+        m_active->checkDrained();
+    maybeHalfClose();
+}
+
+bool HttpConnection::sendOutput()
+{
+    qsizetype sent = 0;
+#ifndef Q_OS_WIN
+    // While the socket's buffer is empty the bytes go straight to the kernel: no copy into Qt's buffer and no
+    // write notifier switched on and off (each switch wakes the event loop).
+    if (m_socket->bytesToWrite() == 0) {
+        const qint64 n = sendNow(m_socket->socketDescriptor(), m_out.constData(), m_out.size());
+        if (n < 0)
+            return false;
+        sent = qsizetype(n);
+    }
+#endif
+    if (sent < m_out.size()) {
+        // The kernel's buffer is full (or older bytes still wait in Qt's): Qt writes the rest, in order, when
+        // the socket becomes writable and reports it through bytesWritten().
+        if (m_socket->write(m_out.constData() + sent, m_out.size() - sent) < 0)
+            return false;
+#ifdef Q_OS_WIN
+        m_socket->flush();
+#endif
+    }
+    releaseOutput();
+    return true;
+}
+
+void HttpConnection::releaseOutput()
+{
+    if (m_out.capacity() > kKeepOutputCapacity)
+        m_out = QByteArray();
+    else
+        m_out.resize(0); // keeps the capacity
 }
 
 qint64 HttpConnection::pendingBytes() const
 {
-    return m_gone ? 0 : m_socket->bytesToWrite();
+    return m_gone ? 0 : m_out.size() + m_socket->bytesToWrite();
 }
 
 void HttpConnection::onBytesWritten()
@@ -239,7 +338,7 @@ void HttpConnection::failRequest(const PendingError &error)
     QByteArray head = "HTTP/1.1 " + QByteArray::number(error.status) + ' ' + HttpResponse::reasonPhrase(error.status) +
                       "\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) +
                       "\r\nConnection: close\r\n\r\n";
-    writeToSocket(head + body);
+    queueOutput(head, body);
     beginClose();
 }
 
@@ -258,7 +357,7 @@ void HttpConnection::beginClose()
 
 void HttpConnection::maybeHalfClose()
 {
-    if (!m_closing || m_halfClosed || m_gone || m_socket->bytesToWrite() > 0)
+    if (!m_closing || m_halfClosed || m_gone || pendingBytes() > 0)
         return;
     m_halfClosed = true;
     // Send FIN but keep reading for a moment: closing with unread input would reset the connection and
@@ -278,11 +377,19 @@ void HttpConnection::teardown()
 {
     if (m_gone)
         return;
+    // A server shutting down drops its connections at once; what they were given still goes out, as it
+    // would have with writes that reach the kernel at once (Qt's own buffer is discarded, as before).
+    if (!m_out.isEmpty() && m_socket->state() == QAbstractSocket::ConnectedState && m_socket->bytesToWrite() == 0) {
+#ifndef Q_OS_WIN
+        sendNow(m_socket->socketDescriptor(), m_out.constData(), m_out.size());
+#endif
+    }
     m_gone = true;
     m_idleTimer.stop();
     m_requestTimer.stop();
     m_closeTimer.stop();
     m_inbox.clear();
+    m_out.clear();
     HttpResponse *active = m_active;
     m_active = nullptr;
     if (active)

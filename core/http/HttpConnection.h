@@ -3,7 +3,9 @@
 #include "http/HttpRequest.h"
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QObject>
+#include <QPointer>
 #include <QTimer>
 #include <functional>
 #include <memory>
@@ -15,6 +17,7 @@ namespace sy {
 
 class Clock;
 class HttpResponse;
+class WriteCoalescer;
 
 struct HttpServerConfig
 {
@@ -26,6 +29,8 @@ struct HttpServerConfig
     qint64 lowWatermark = 64 * 1024;
     qint64 highWatermark = 256 * 1024;
     const Clock *clock = nullptr;
+    // Batches each connection's output into one send per event-loop pass; without one, output leaves at once.
+    WriteCoalescer *coalescer = nullptr;
 };
 
 using HttpDispatcher = std::function<void(HttpRequestPtr, HttpResponse *)>;
@@ -46,11 +51,17 @@ public:
     // Drops the connection at once (server shutdown); an unfinished response reports clientDisconnected().
     void abort();
 
-    // Used by HttpResponse.
-    bool writeToSocket(const QByteArray &bytes);
+    // Used by HttpResponse. queueOutput() appends the parts to the connection's output, which goes to the
+    // kernel in one send() before the event loop polls again (at once when it grows large); false when the
+    // client is gone.
+    bool queueOutput(QByteArrayView a, QByteArrayView b = {}, QByteArrayView c = {});
     qint64 pendingBytes() const;
     void responseFinished(HttpResponse *response, bool closeConnection);
     bool inWrite() const { return m_writeDepth > 0; }
+
+    // Used by WriteCoalescer: hands the queued output to the kernel (what it does not take, to the socket's
+    // buffer, which Qt writes when the socket becomes writable).
+    void flushOutput();
 
     // libhttp-parser callbacks (called through C trampolines).
     int onMessageBegin();
@@ -86,6 +97,8 @@ private:
     void maybeHalfClose();
     void teardown();
     void armIdleTimer();
+    bool sendOutput();
+    void releaseOutput();
 
     QTcpSocket *m_socket;
     quint64 m_id;
@@ -109,6 +122,9 @@ private:
     QTimer m_idleTimer;
     QTimer m_requestTimer;
     QTimer m_closeTimer;
+    QPointer<WriteCoalescer> m_coalescer;
+    QByteArray m_out; // queued for the client, not yet handed to the kernel or the socket's buffer
+    bool m_flushScheduled = false;
     int m_writeDepth = 0;
     bool m_closing = false;
     bool m_halfClosed = false;

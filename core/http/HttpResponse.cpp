@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
+#include <cstdio>
 #include <http_parser.h>
 
 namespace sy {
@@ -99,11 +100,11 @@ QByteArray HttpResponse::head(int status, const QByteArray &contentType, qint64 
     return h;
 }
 
-bool HttpResponse::sendRaw(const QByteArray &bytes)
+bool HttpResponse::sendRaw(QByteArrayView a, QByteArrayView b, QByteArrayView c)
 {
     if (m_clientGone)
         return false;
-    return m_connection->writeToSocket(bytes);
+    return m_connection->queueOutput(a, b, c);
 }
 
 void HttpResponse::sendFull(int status, QByteArray contentType, QByteArray body)
@@ -118,11 +119,8 @@ void HttpResponse::sendFull(int status, QByteArray contentType, QByteArray body)
     const bool noBody = statusHasNoBody(status);
     if (noBody)
         body.clear();
-    QByteArray bytes = head(status, contentType, noBody ? -1 : body.size(), false);
-    if (!m_headOnly)
-        bytes += body;
     m_bodyBytes = body.size();
-    sendRaw(bytes);
+    sendRaw(head(status, contentType, noBody ? -1 : body.size(), false), m_headOnly ? QByteArrayView() : body);
     finish(wantsClose());
 }
 
@@ -165,10 +163,14 @@ bool HttpResponse::write(QByteArray data)
     if (m_headOnly)
         return true;
     bool ok;
-    if (m_chunked)
-        ok = sendRaw(QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n");
-    else
+    if (m_chunked) {
+        // Framing and payload are queued as they are: no concatenated copy of the payload.
+        char sizeLine[24];
+        const int n = std::snprintf(sizeLine, sizeof sizeLine, "%llx\r\n", static_cast<unsigned long long>(data.size()));
+        ok = sendRaw(QByteArrayView(sizeLine, n), data, "\r\n");
+    } else {
         ok = sendRaw(data);
+    }
     updateCongestion();
     return ok && !m_clientGone;
 }
@@ -182,7 +184,7 @@ void HttpResponse::end()
         return;
     }
     if (m_chunked && !m_headOnly)
-        sendRaw(QByteArrayLiteral("0\r\n\r\n"));
+        sendRaw("0\r\n\r\n"); // leaves in the same send() as whatever was written just before
     finish(wantsClose() || !m_chunked);
 }
 

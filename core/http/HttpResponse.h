@@ -42,7 +42,8 @@ public:
     // Sends status and headers at once and starts a body of unknown length. For text/event-stream the
     // head also carries Cache-Control: no-cache and X-Accel-Buffering: no.
     void beginStream(int status, QByteArray contentType);
-    // Hands data to the socket immediately (no buffering beyond the socket's own). Empty data is a no-op.
+    // Queues data for the client; everything written during one event-loop pass leaves in one send() before
+    // the loop polls again (large amounts at once). Empty data is a no-op.
     // Returns false when the client is gone, the stream was not begun or has ended. Writing never fails
     // because of congestion: check congested() and wait for drained() to keep memory bounded.
     bool write(QByteArray data);
@@ -55,7 +56,7 @@ public:
     bool isCommitted() const { return m_committed; } // the status line has been sent
     bool isFinished() const { return m_finished; }
     bool clientGone() const { return m_clientGone; }
-    // Bytes accepted by write() that the socket has not yet handed to the kernel.
+    // Bytes accepted by write() that have not yet been handed to the kernel.
     qint64 pendingBytes() const;
     // True after pendingBytes() rose above the high watermark, until it falls below the low watermark.
     bool congested() const { return m_congested; }
@@ -83,7 +84,7 @@ private:
     void markClientGone();
     void checkDrained();
     void updateCongestion();
-    bool sendRaw(const QByteArray &bytes);
+    bool sendRaw(QByteArrayView a, QByteArrayView b = {}, QByteArrayView c = {});
 
     HttpConnection *m_connection;
     HttpRequestPtr m_request;

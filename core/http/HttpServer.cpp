@@ -1,6 +1,7 @@
 #include "http/HttpServer.h"
 
 #include "http/HttpConnection.h"
+#include "http/WriteCoalescer.h"
 #include "util/Clock.h"
 
 #include <QTcpServer>
@@ -16,6 +17,8 @@ HttpServer::HttpServer(QObject *parent)
     : QObject(parent), m_config(std::make_unique<Config>()), m_tcp(new QTcpServer(this))
 {
     m_config->clock = &SystemClock::instance();
+    // Created before any connection, so it is deleted before them too; connections hold it by QPointer.
+    m_config->coalescer = new WriteCoalescer(this);
     // Bursts of many simultaneous clients (parallel agents) must not overflow the kernel's accept queue.
     m_tcp->setListenBacklogSize(512);
     m_tcp->setMaxPendingConnections(1024);

@@ -1,128 +1,14 @@
 #include "store/StoreWorker.h"
 
-#include "store/Database.h"
-#include "util/Clock.h"
+#include "store/StoreThreadContext.h"
 
 #include <QMutexLocker>
 #include <QReadLocker>
+#include <QSemaphore>
 #include <QThread>
-#include <QTimer>
 #include <QWriteLocker>
-#include <optional>
 
 namespace sy {
-
-// Lives on the store thread and owns everything that must stay there: the connection and its timers.
-class StoreThreadContext : public QObject
-{
-public:
-    explicit StoreThreadContext(StoreWorker *owner) : m_owner(owner) {}
-
-    bool open(const QString &location, QString *error)
-    {
-        if (!m_db.open(location, error))
-            return false;
-        m_reprobe = new QTimer(this);
-        QObject::connect(m_reprobe, &QTimer::timeout, this, [this] {
-            m_db.probeWrite(SystemClock::instance().nowMs(), nullptr);
-            syncWritable();
-        });
-        m_poll = new QTimer(this);
-        QObject::connect(m_poll, &QTimer::timeout, this, [this] { pollChangeCounter(); });
-        m_lastCounter = m_db.changeCounter();
-        syncWritable();
-        return true;
-    }
-
-    void shutdown()
-    {
-        delete m_reprobe;
-        delete m_poll;
-        m_reprobe = m_poll = nullptr;
-        m_db.close();
-    }
-
-    void setReprobeInterval(int ms)
-    {
-        m_reprobeMs = ms;
-        if (m_reprobe && m_reprobe->isActive())
-            m_reprobe->start(m_reprobeMs);
-    }
-
-    void setPollInterval(int ms)
-    {
-        if (!m_poll)
-            return;
-        if (ms > 0)
-            m_poll->start(ms);
-        else
-            m_poll->stop();
-    }
-
-    void run(const StoreWorker::Job &job, bool write, QObject *context, const StoreWorker::Done &onDone)
-    {
-        QString error;
-        bool ok = false;
-        {
-            Transaction tx(m_db, write ? Transaction::Kind::Write : Transaction::Kind::Read);
-            // A job returning false leaves tx uncommitted; its destructor rolls back.
-            ok = tx.begin(&error) && job(m_db, &error) && tx.commit(&error);
-        }
-        if (!ok && error.isEmpty())
-            error = QStringLiteral("store job failed");
-        syncWritable();
-        if (!onDone)
-            return;
-        if (!context) {
-            onDone(ok, error);
-            return;
-        }
-        QMetaObject::invokeMethod(
-            context, [onDone, ok, error] { onDone(ok, error); }, Qt::QueuedConnection);
-    }
-
-    bool runNow(const StoreWorker::Job &job, bool write, QString *error)
-    {
-        bool ok = false;
-        QString text;
-        run(job, write, nullptr, [&](bool jobOk, const QString &jobError) {
-            ok = jobOk;
-            text = jobError;
-        });
-        if (!ok && error)
-            *error = text;
-        return ok;
-    }
-
-private:
-    void syncWritable()
-    {
-        const bool writable = m_db.writable();
-        m_owner->setWritableState(writable, m_db.unwritableReason());
-        if (!m_reprobe)
-            return;
-        if (writable)
-            m_reprobe->stop();
-        else if (!m_reprobe->isActive())
-            m_reprobe->start(m_reprobeMs);
-    }
-
-    void pollChangeCounter()
-    {
-        const std::optional<qint64> counter = m_db.changeCounter();
-        if (!counter || counter == m_lastCounter)
-            return;
-        m_lastCounter = counter;
-        emit m_owner->changeCounterChanged(*counter);
-    }
-
-    StoreWorker *m_owner;
-    Database m_db;
-    QTimer *m_reprobe = nullptr;
-    QTimer *m_poll = nullptr;
-    int m_reprobeMs = 5000;
-    std::optional<qint64> m_lastCounter;
-};
 
 StoreWorker::StoreWorker(QObject *parent) : QObject(parent) {}
 
@@ -148,6 +34,8 @@ bool StoreWorker::start(const QString &databaseLocation, QString *error)
     QString openError;
     const int reprobeMs = m_reprobeIntervalMs;
     const int pollMs = m_changePollIntervalMs;
+    const int groupJobs = m_groupMaxJobs;
+    const int groupMs = m_groupMaxMs;
     StoreThreadContext *context = m_context;
     QMetaObject::invokeMethod(
         m_context,
@@ -156,6 +44,7 @@ bool StoreWorker::start(const QString &databaseLocation, QString *error)
             if (opened) {
                 context->setReprobeInterval(reprobeMs);
                 context->setPollInterval(pollMs);
+                context->setGroupLimits(groupJobs, groupMs);
             }
         },
         Qt::BlockingQueuedConnection);
@@ -183,7 +72,7 @@ void StoreWorker::stop()
             return;
         m_running = false;
     }
-    // Queued behind every job already posted, so those still run and commit.
+    // Runs every job already queued (they still commit), then closes the database.
     StoreThreadContext *context = m_context;
     QMetaObject::invokeMethod(
         m_context, [context] { context->shutdown(); }, Qt::BlockingQueuedConnection);
@@ -228,13 +117,7 @@ void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone)
             onDone(false, error);
         return;
     }
-    StoreThreadContext *storeContext = m_context;
-    QMetaObject::invokeMethod(
-        m_context,
-        [storeContext, job = std::move(job), write, context, onDone = std::move(onDone)] {
-            storeContext->run(job, write, context, onDone);
-        },
-        Qt::QueuedConnection);
+    m_context->push(StoreQueuedJob{std::move(job), write, context, std::move(onDone)});
 }
 
 bool StoreWorker::runBlocking(Job job, QString *error, bool write)
@@ -251,10 +134,18 @@ bool StoreWorker::runBlocking(Job job, QString *error, bool write)
             *error = QStringLiteral("store is not running");
         return false;
     }
+    // Through the queue like every other job, so it runs after everything submitted before it.
     bool ok = false;
-    StoreThreadContext *storeContext = m_context;
-    QMetaObject::invokeMethod(
-        m_context, [&, storeContext] { ok = storeContext->runNow(job, write, error); }, Qt::BlockingQueuedConnection);
+    QString text;
+    QSemaphore done;
+    m_context->push(StoreQueuedJob{std::move(job), write, nullptr, [&](bool jobOk, const QString &jobError) {
+                                  ok = jobOk;
+                                  text = jobError;
+                                  done.release();
+                              }});
+    done.acquire();
+    if (!ok && error)
+        *error = text;
     return ok;
 }
 
@@ -284,6 +175,15 @@ void StoreWorker::setChangePollIntervalMs(int ms)
         QMetaObject::invokeMethod(
             m_context, [context, ms] { context->setPollInterval(ms); }, Qt::QueuedConnection);
     }
+}
+
+void StoreWorker::setWriteGroupLimits(int maxJobs, int maxMs)
+{
+    m_groupMaxJobs = qMax(1, maxJobs);
+    m_groupMaxMs = qMax(0, maxMs);
+    QReadLocker lock(&m_lifecycle);
+    if (m_running)
+        m_context->setGroupLimits(m_groupMaxJobs, m_groupMaxMs);
 }
 
 void StoreWorker::setWritableState(bool writable, const QString &reason)

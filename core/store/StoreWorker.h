@@ -47,10 +47,16 @@ public:
     // Queues a job in a write transaction (BEGIN IMMEDIATE on SQLite, BEGIN on PostgreSQL). onDone runs on `context`'s thread (which needs
     // an event loop) after the commit or the failure; it is dropped if context is destroyed first. With a
     // null context onDone runs on the store thread.
+    //
+    // Group commit: write jobs found queued back to back share one transaction (see setWriteGroupLimits()),
+    // each inside its own SAVEPOINT. A job that fails rolls back only its savepoint and gets ok == false; the
+    // others commit. A storage failure (disk full, I/O error, read-only file) or a failed COMMIT fails every
+    // job of the group that had run. Either way onDone runs only after the shared COMMIT (or the rollback).
     void submit(Job job, QObject *context, Done onDone);
     // The same in a read transaction (one consistent snapshot; works on a read-only database).
     void submitRead(Job job, QObject *context, Done onDone);
-    // Runs a job on the store thread and waits for it. Never call it from the store thread.
+    // Runs a job on the store thread, after every job submitted before it, and waits for it. Never call it
+    // from the store thread.
     bool runBlocking(Job job, QString *error, bool write = true);
 
     // False once a write failed because the database became read-only, full or unreadable, or (PostgreSQL) its
@@ -63,6 +69,10 @@ public:
     // How often to read meta.change_counter to notice other processes' account and settings changes
     // (default 1000 ms; 0 turns polling off).
     void setChangePollIntervalMs(int ms);
+
+    // At most maxJobs write jobs (default 64) share one transaction, and no further job joins a group once it
+    // has run for maxMs (default 5 ms), so that a group's onDone callbacks wait a bounded time.
+    void setWriteGroupLimits(int maxJobs, int maxMs);
 
     QThread *storeThread() const { return m_thread; }
 
@@ -87,6 +97,8 @@ private:
     std::atomic<bool> m_writable{false};
     int m_reprobeIntervalMs = 5000;
     int m_changePollIntervalMs = 1000;
+    int m_groupMaxJobs = 64;
+    int m_groupMaxMs = 5;
 };
 
 } // namespace sy

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <QList>
+#include <QObject>
+#include <QPointer>
+
+class QAbstractEventDispatcher;
+
+namespace sy {
+
+class HttpConnection;
+
+// Collects the connections that have output waiting and hands it to the kernel once per event-loop pass,
+// right before the thread's event dispatcher polls again (aboutToBlock() in a running loop, awake() in
+// processEvents() calls). Everything a connection was given while one upstream read was handled thus leaves
+// in one send(), without posting events or toggling socket notifiers (each of which wakes the glib loop).
+// Internal to the http module; one per HttpServer, on the server's thread.
+class WriteCoalescer : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit WriteCoalescer(QObject *parent = nullptr);
+
+    // Flushes `connection` before the next poll. Returns false when this thread has no event dispatcher to
+    // hook into; the caller then has to flush at once.
+    bool schedule(HttpConnection *connection);
+    // Flushes every scheduled connection now.
+    void flushAll();
+
+private:
+    bool hook();
+
+    QList<QPointer<HttpConnection>> m_dirty;
+    QList<QPointer<HttpConnection>> m_batch;
+    QPointer<QAbstractEventDispatcher> m_dispatcher;
+    bool m_flushing = false;
+    bool m_retryQueued = false;
+};
+
+} // namespace sy

@@ -1,0 +1,236 @@
+#include "store/StoreThreadContext.h"
+
+#include "util/Clock.h"
+
+#include <QMutexLocker>
+#include <QTimer>
+
+namespace sy {
+
+bool StoreThreadContext::open(const QString &path, QString *error)
+{
+    if (!m_db.open(path, error))
+        return false;
+    m_reprobe = new QTimer(this);
+    QObject::connect(m_reprobe, &QTimer::timeout, this, [this] {
+        m_db.probeWrite(SystemClock::instance().nowMs(), nullptr);
+        syncWritable();
+    });
+    m_poll = new QTimer(this);
+    QObject::connect(m_poll, &QTimer::timeout, this, [this] { pollChangeCounter(); });
+    m_lastCounter = m_db.changeCounter();
+    syncWritable();
+    return true;
+}
+
+void StoreThreadContext::shutdown()
+{
+    while (runNextUnit()) {
+    }
+    delete m_reprobe;
+    delete m_poll;
+    m_reprobe = m_poll = nullptr;
+    m_db.close();
+}
+
+void StoreThreadContext::setReprobeInterval(int ms)
+{
+    m_reprobeMs = ms;
+    if (m_reprobe && m_reprobe->isActive())
+        m_reprobe->start(m_reprobeMs);
+}
+
+void StoreThreadContext::setPollInterval(int ms)
+{
+    if (!m_poll)
+        return;
+    if (ms > 0)
+        m_poll->start(ms);
+    else
+        m_poll->stop();
+}
+
+void StoreThreadContext::setGroupLimits(int maxJobs, int maxMs)
+{
+    m_maxGroupJobs.store(qMax(1, maxJobs));
+    m_maxGroupMs.store(qMax(0, maxMs));
+}
+
+void StoreThreadContext::push(StoreQueuedJob job)
+{
+    QMutexLocker lock(&m_queueMutex);
+    m_queue.push_back(std::move(job));
+    if (m_drainPosted)
+        return;
+    m_drainPosted = true;
+    lock.unlock();
+    postDrain();
+}
+
+void StoreThreadContext::postDrain()
+{
+    QMetaObject::invokeMethod(this, [this] { drain(); }, Qt::QueuedConnection);
+}
+
+// One unit per event: timers and the change poll still get their turn under a steady load.
+void StoreThreadContext::drain()
+{
+    runNextUnit();
+    QMutexLocker lock(&m_queueMutex);
+    if (m_queue.empty()) {
+        m_drainPosted = false;
+        return;
+    }
+    lock.unlock();
+    postDrain();
+}
+
+// A read alone, or the write jobs queued back to back (up to the group limit) in one transaction.
+bool StoreThreadContext::runNextUnit()
+{
+    std::vector<StoreQueuedJob> unit;
+    {
+        QMutexLocker lock(&m_queueMutex);
+        if (m_queue.empty())
+            return false;
+        const bool write = m_queue.front().write;
+        const size_t limit = write ? size_t(m_maxGroupJobs.load()) : 1;
+        while (!m_queue.empty() && m_queue.front().write == write && unit.size() < limit) {
+            unit.push_back(std::move(m_queue.front()));
+            m_queue.pop_front();
+        }
+    }
+    if (unit.size() == 1)
+        runAlone(unit.front());
+    else
+        runGroup(unit);
+    return true;
+}
+
+void StoreThreadContext::runAlone(const StoreQueuedJob &job)
+{
+    JobResult result;
+    {
+        Transaction tx(m_db, job.write ? Transaction::Kind::Write : Transaction::Kind::Read);
+        // A job returning false leaves tx uncommitted; its destructor rolls back.
+        result.ok = tx.begin(&result.error) && job.job(m_db, &result.error) && tx.commit(&result.error);
+    }
+    if (!result.ok && result.error.isEmpty())
+        result.error = QStringLiteral("store job failed");
+    syncWritable();
+    deliver(job, result);
+}
+
+// Group commit: one BEGIN IMMEDIATE ... COMMIT for many jobs, each inside its own savepoint so that a
+// job's failure undoes only that job. Every onDone waits for the shared COMMIT.
+void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
+{
+    const qint64 startedMs = SystemClock::instance().monotonicMs();
+    const int maxMs = m_maxGroupMs.load();
+    std::vector<JobResult> results(group.size());
+    size_t ran = 0;
+    Transaction tx(m_db, Transaction::Kind::Write);
+    QString groupError;
+    if (!tx.begin(&groupError)) {
+        ran = group.size();
+        for (JobResult &r : results)
+            r = {false, groupError};
+    } else {
+        bool broken = false;
+        for (size_t i = 0; i < group.size(); ++i) {
+            // Bounded work per transaction keeps the latency of every onDone in the group bounded.
+            if (i > 0 && SystemClock::instance().monotonicMs() - startedMs >= maxMs)
+                break;
+            JobResult &r = results[i];
+            {
+                Transaction savepoint(m_db);
+                r.ok = savepoint.begin(&r.error) && group[i].job(m_db, &r.error) && savepoint.commit(&r.error);
+            }
+            ran = i + 1;
+            if (r.ok)
+                continue;
+            if (r.error.isEmpty())
+                r.error = QStringLiteral("store job failed");
+            // A storage failure ends the group: SQLite may have rolled the whole transaction back already.
+            if (!m_db.writable() || !transactionStillOpen()) {
+                broken = true;
+                groupError = r.error;
+                break;
+            }
+        }
+        if (broken)
+            tx.rollback();
+        else if (!tx.commit(&groupError))
+            broken = true;
+        if (broken) {
+            for (size_t i = 0; i < ran; ++i) {
+                if (results[i].ok)
+                    results[i] = {false, QStringLiteral("store write failed: %1").arg(groupError)};
+            }
+        }
+    }
+    requeueFront(group, ran);
+    syncWritable();
+    for (size_t i = 0; i < ran; ++i)
+        deliver(group[i], results[i]);
+}
+
+// After SQLITE_FULL, SQLITE_IOERR and the like SQLite may roll back the whole transaction, and a later
+// SAVEPOINT would open (and RELEASE commit) a transaction of its own. BEGIN fails exactly when one is open.
+bool StoreThreadContext::transactionStillOpen()
+{
+    // PostgreSQL never ends a transaction behind the client's back (a failed statement only aborts it until
+    // the savepoint rolls back, and a nested BEGIN merely warns): only a lost connection ends it.
+    if (m_db.dialect() == SqlDialect::Postgres)
+        return !m_db.connectionLost();
+    QString ignored;
+    if (!m_db.exec(QStringLiteral("BEGIN"), &ignored))
+        return true;
+    m_db.exec(QStringLiteral("ROLLBACK"), &ignored);
+    return false;
+}
+
+void StoreThreadContext::requeueFront(std::vector<StoreQueuedJob> &group, size_t from)
+{
+    if (from >= group.size())
+        return;
+    QMutexLocker lock(&m_queueMutex);
+    for (size_t i = group.size(); i-- > from;)
+        m_queue.push_front(std::move(group[i]));
+}
+
+void StoreThreadContext::deliver(const StoreQueuedJob &job, const JobResult &result)
+{
+    if (!job.onDone)
+        return;
+    if (!job.context) {
+        job.onDone(result.ok, result.error);
+        return;
+    }
+    QMetaObject::invokeMethod(
+        job.context, [onDone = job.onDone, ok = result.ok, error = result.error] { onDone(ok, error); },
+        Qt::QueuedConnection);
+}
+
+void StoreThreadContext::syncWritable()
+{
+    const bool writable = m_db.writable();
+    m_owner->setWritableState(writable, m_db.unwritableReason());
+    if (!m_reprobe)
+        return;
+    if (writable)
+        m_reprobe->stop();
+    else if (!m_reprobe->isActive())
+        m_reprobe->start(m_reprobeMs);
+}
+
+void StoreThreadContext::pollChangeCounter()
+{
+    const std::optional<qint64> counter = m_db.changeCounter();
+    if (!counter || counter == m_lastCounter)
+        return;
+    m_lastCounter = counter;
+    emit m_owner->changeCounterChanged(*counter);
+}
+
+} // namespace sy

@@ -1,0 +1,75 @@
+#pragma once
+
+#include "store/Database.h"
+#include "store/StoreWorker.h"
+
+#include <QMutex>
+#include <QObject>
+#include <atomic>
+#include <deque>
+#include <optional>
+#include <vector>
+
+class QTimer;
+
+namespace sy {
+
+// One job as submitted to StoreWorker.
+struct StoreQueuedJob
+{
+    StoreWorker::Job job;
+    bool write = true;
+    QObject *context = nullptr;
+    StoreWorker::Done onDone;
+};
+
+// Internal to StoreWorker. Lives on the store thread and owns everything that must stay there: the
+// connection, its timers and the job queue (filled from any thread, drained here in submission order).
+class StoreThreadContext : public QObject
+{
+public:
+    explicit StoreThreadContext(StoreWorker *owner) : m_owner(owner) {}
+
+    // Store thread.
+    bool open(const QString &path, QString *error);
+    // Runs every queued job, then closes the database.
+    void shutdown();
+    void setReprobeInterval(int ms);
+    void setPollInterval(int ms);
+
+    // Any thread.
+    void setGroupLimits(int maxJobs, int maxMs);
+    void push(StoreQueuedJob job);
+
+private:
+    struct JobResult
+    {
+        bool ok = false;
+        QString error;
+    };
+
+    void postDrain();
+    void drain();
+    bool runNextUnit();
+    void runAlone(const StoreQueuedJob &job);
+    void runGroup(std::vector<StoreQueuedJob> &group);
+    bool transactionStillOpen();
+    void requeueFront(std::vector<StoreQueuedJob> &group, size_t from);
+    static void deliver(const StoreQueuedJob &job, const JobResult &result);
+    void syncWritable();
+    void pollChangeCounter();
+
+    StoreWorker *m_owner;
+    Database m_db;
+    QTimer *m_reprobe = nullptr;
+    QTimer *m_poll = nullptr;
+    int m_reprobeMs = 5000;
+    std::optional<qint64> m_lastCounter;
+    std::atomic<int> m_maxGroupJobs{64};
+    std::atomic<int> m_maxGroupMs{5};
+    QMutex m_queueMutex;
+    std::deque<StoreQueuedJob> m_queue;
+    bool m_drainPosted = false;
+};
+
+} // namespace sy
