@@ -4,6 +4,9 @@
 #include <QCoreApplication>
 
 #include <cstdio>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 using namespace sy;
 using namespace sy::app;
@@ -20,6 +23,12 @@ bool hasDisplay()
 
 int main(int argc, char **argv)
 {
+#ifdef __GLIBC__
+    // Large request bodies (up to max_body_mb) are mapped and unmapped instead of growing glibc's adaptive
+    // threshold: otherwise the heap keeps their pages after them (measured in bench/: 74 -> 63 MiB RSS with
+    // 256 open streams after the 10 MiB-body scenario).
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
     QStringList arguments;
     for (int i = 0; i < argc; ++i)
         arguments.append(QString::fromLocal8Bit(argv[i]));
