@@ -392,6 +392,11 @@ void Turn::dispatch(const QString &accountId)
 {
     m_state = State::Attempting;
     m_accountId = accountId;
+    if (!m_s.pool->ledger()->leaseCurrent(m_requestId) && !SY_FAULT("ignore-owner-epoch")) {
+        // This process stalled between the claim and now: the slot may be another replica's already.
+        onOwnerLost(m_requestId);
+        return;
+    }
     const AccountPool::Account *account = m_s.pool->account(accountId);
     Q_ASSERT(account);
     const EgressDecision egress = m_egress->nextAttempt(accountId, account->record.alias);

@@ -250,6 +250,23 @@ private slots:
                      .toString(),
                  QStringLiteral("failover:0,settled:1"));
     }
+
+    // A request that gives up after a failover released its slot (no other account could take it) is still
+    // settled exactly once, on its last claim.
+    void givingUpAfterAFailoverReleaseStillSettlesOnce()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        QVERIFY(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(repo.releaseForFailover(m_a, QStringLiteral("req_1"), kNow + 1, &error));
+        auto s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + 2, &error);
+        QVERIFY2(s, qPrintable(error));
+        QVERIFY(s->hadClaim && !s->settledElsewhere);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims")).toInt(), 1);
+        s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + 3, &error);
+        QVERIFY(s && s->settledElsewhere);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims")).toInt(), 1);
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_OwnershipStore)

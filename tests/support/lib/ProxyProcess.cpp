@@ -1,5 +1,6 @@
 #include "lib/ProxyProcess.h"
 
+#include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
@@ -156,12 +157,22 @@ bool ProxyProcess::start(const QString &upstreamBaseUrl, int timeoutMs)
     if (!writeConfig())
         return false;
     m_process.setProcessEnvironment(environment());
-    m_process.start(qEnvironmentVariable("SWITCHYARD_BIN"),
+    m_process.start(binary(),
                     {QStringLiteral("serve"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0")});
     QDeadlineTimer deadline(timeoutMs);
     QByteArray out;
     while (!deadline.hasExpired()) {
-        if (!m_process.waitForReadyRead(100)) {
+        if (m_spin) {
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+            if (m_process.state() == QProcess::NotRunning) {
+                m_error = QStringLiteral("serve exited: ") + QString::fromUtf8(m_process.readAllStandardError());
+                return false;
+            }
+            if (m_process.bytesAvailable() == 0) {
+                QThread::msleep(2);
+                continue;
+            }
+        } else if (!m_process.waitForReadyRead(100)) {
             if (m_process.state() != QProcess::Running) {
                 m_error = QStringLiteral("serve exited: ") + QString::fromUtf8(m_process.readAllStandardError());
                 return false;
@@ -177,6 +188,25 @@ bool ProxyProcess::start(const QString &upstreamBaseUrl, int timeoutMs)
     }
     m_error = QStringLiteral("serve did not start: ") + QString::fromUtf8(m_process.readAllStandardError());
     return false;
+}
+
+QString ProxyProcess::binary() const
+{
+    return m_binary.isEmpty() ? qEnvironmentVariable("SWITCHYARD_BIN") : m_binary;
+}
+
+bool ProxyProcess::signal(int signalNumber)
+{
+    return isRunning() && ::kill(pid_t(m_process.processId()), signalNumber) == 0;
+}
+
+void ProxyProcess::kill()
+{
+    if (!isRunning())
+        return;
+    ::kill(pid_t(m_process.processId()), SIGKILL);
+    m_process.waitForFinished(10000);
+    m_stderr += m_process.readAllStandardError();
 }
 
 void ProxyProcess::terminate()

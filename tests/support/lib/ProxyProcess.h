@@ -37,7 +37,9 @@ struct CliResult
 
 // `switchyard serve` as a child process with its own data dir and config file, against an upstream URL, with
 // accounts imported through the real CLI (so the test must run inside tools/with-keyring.sh: mark the test
-// file with SWITCHYARD_NEEDS_KEYRING). The binary comes from SWITCHYARD_BIN.
+// file with SWITCHYARD_NEEDS_KEYRING, or use SWITCHYARD_SECRET_BACKEND=database). The binary comes from
+// SWITCHYARD_BIN unless setBinary() names another build (e.g. SWITCHYARD_FAULTS_BIN); cli() always runs
+// SWITCHYARD_BIN, so the CLI stays an independent observer of a fault build.
 class ProxyProcess
 {
 public:
@@ -49,6 +51,15 @@ public:
     // Settings written to the config file before start (e.g. {"gate_wait_s": 1}).
     void setConfig(const QJsonObject &config) { m_config = config; }
     void setEnv(const QString &name, const QString &value) { m_env.insert(name, value); }
+    // The program `serve` runs (default: SWITCHYARD_BIN).
+    void setBinary(const QString &path) { m_binary = path; }
+    QString binary() const;
+    // Uses `dir` as the data dir instead of a private temporary one (a replica id lives there).
+    void setDataDir(const QString &dir) { m_dataDir = dir; }
+    // start() keeps the caller's event loop running while it waits (asynchronous clients of the test go on).
+    void setSpinEventsWhileStarting(bool spin) { m_spin = spin; }
+    // Accounts another instance imported into a shared database (SWITCHYARD_DATABASE_URL): known, not imported.
+    void adoptAccounts(const QList<FakeAccount> &accounts) { m_accounts = accounts; }
     // Creates and imports `count` accounts (aliases acct1..acctN; plans cycle through `plans`).
     bool addAccounts(int count, const QStringList &plans = {QStringLiteral("plus")});
     // Starts serve on 127.0.0.1:0 and waits for "serving on". Needs the upstream base URL
@@ -59,11 +70,16 @@ public:
     // SIGTERM without waiting (the instance drains; stop() then waits for the exit).
     void terminate();
     bool isRunning() const { return m_process.state() == QProcess::Running; }
+    qint64 pid() const { return isRunning() ? m_process.processId() : 0; }
+    // Sends a signal (SIGSTOP, SIGCONT...) to the running serve process.
+    bool signal(int signalNumber);
+    // kill -9 and reap: the process gets no chance to drain or release anything.
+    void kill();
 
     QString errorString() const { return m_error; }
     QString url(const QString &path = {}) const;
     quint16 port() const { return m_port; }
-    QString dataDir() const { return m_dir.path() + QStringLiteral("/data"); }
+    QString dataDir() const { return m_dataDir.isEmpty() ? m_dir.path() + QStringLiteral("/data") : m_dataDir; }
     QString configPath() const { return m_dir.path() + QStringLiteral("/config.json"); }
     QByteArray serveStderr();
     const QList<FakeAccount> &accounts() const { return m_accounts; }
@@ -82,6 +98,9 @@ private:
     bool writeConfig();
 
     QTemporaryDir m_dir;
+    QString m_binary;
+    QString m_dataDir;
+    bool m_spin = false;
     QJsonObject m_config;
     QHash<QString, QString> m_env;
     QString m_upstream;
