@@ -189,23 +189,6 @@ void Turn::resolveContinuation()
     });
 }
 
-void Turn::rememberAnchor()
-{
-    if (!m_sink || m_sink->responseId().isEmpty())
-        return;
-    AnchorRecord a;
-    a.responseId = m_sink->responseId();
-    a.accountId = m_accountId;
-    a.lineage = m_lineage.isEmpty() ? a.responseId : m_lineage;
-    a.sessionKey = m_sessionKey;
-    const HeldSlot held = m_s.pool->ledger()->heldSlot(m_requestId);
-    if (held.isValid()) {
-        a.slot = held.slot;
-        a.epoch = held.epoch;
-    }
-    m_s.pool->rememberAnchor(a);
-}
-
 void Turn::route()
 {
     if (m_settled)
@@ -276,110 +259,6 @@ void Turn::route()
     m_errorCode = QStringLiteral("rate_limit_exceeded");
     failBeforeCommit(429, "rate_limit_exceeded", "rate_limit_exceeded", message + QLatin1Char('.'),
                      QStringLiteral("rejected"));
-}
-
-bool Turn::waitAtGate()
-{
-    if (m_state == State::GateWait)
-        return true;
-    // A continuation waits for its owner's slots; anything else for any account's.
-    if (!m_s.pool->ledger()->gate().enqueue(m_requestId, m_selection.continuationAccountId)) {
-        m_response->setHeader("Retry-After", QByteArray::number(qMax(1, m_s.config->budgets.keepaliveIntervalS)));
-        m_errorCode = QStringLiteral("proxy_overloaded");
-        failBeforeCommit(503, "server_error", "proxy_overloaded",
-                         QStringLiteral("Too many turns are waiting for a slot; retry shortly."),
-                         QStringLiteral("rejected"));
-        return false;
-    }
-    m_state = State::GateWait;
-    m_budget.enterGateWait();
-    armDeadline();
-    if (m_sink->streaming())
-        m_keepaliveTimer.start();
-    return true;
-}
-
-void Turn::claimSlot(const QString &accountId)
-{
-    const bool wasWaiting = m_state == State::GateWait;
-    m_state = State::Claiming;
-    SlotLedger::ClaimRequest req;
-    req.requestId = m_requestId;
-    req.accountId = accountId;
-    req.slotTotal = m_s.pool->slotTotal(accountId);
-    req.route = QString::fromLatin1(m_route.name);
-    req.startedAtMs = m_startedAtMs;
-    req.previousResponseId = m_previousResponseId;
-    m_everClaimed = true;
-    QPointer<Turn> self(this);
-    m_s.pool->claim(req, [self, accountId, wasWaiting](const ClaimOutcome &outcome) {
-        if (!self)
-            return;
-        if (self->m_settled)
-            return; // the settlement (queued after this claim on the store thread) settles and releases it
-        if (wasWaiting && outcome.kind != ClaimOutcome::Kind::Claimed)
-            self->m_state = State::GateWait;
-        self->onClaimed(accountId, outcome);
-    });
-}
-
-void Turn::onClaimed(const QString &accountId, const ClaimOutcome &outcome)
-{
-    switch (outcome.kind) {
-    case ClaimOutcome::Kind::Claimed:
-        m_holdingSlot = true;
-        if (m_s.pool->ledger()->gate().state(m_requestId) == AdmissionGate::State::Queued) {
-            m_s.pool->ledger()->gate().hold(m_requestId);
-            m_budget.leaveGateWait();
-            if (!m_response->isCommitted())
-                m_keepaliveTimer.stop(); // keepalives commit the stream only after a long gate wait
-        }
-        dispatch(accountId);
-        return;
-    case ClaimOutcome::Kind::Conflict:
-        // The snapshot was stale (another replica took the slot): it is fresh now, so route again; after
-        // many losses in a row, wait for a slot to free instead of spinning.
-        if (++m_claimConflicts > 32) {
-            waitAtGate();
-            return;
-        }
-        if (m_state != State::GateWait)
-            m_state = State::Routing;
-        route();
-        return;
-    case ClaimOutcome::Kind::Ineligible:
-        if (outcome.reason == QLatin1String("anchor_owner_mismatch")) {
-            failBeforeCommit(400, "invalid_request_error", "previous_response_not_found",
-                             QStringLiteral("Previous response '%1' belongs to another account; resend the full "
-                                            "conversation without previous_response_id.")
-                                 .arg(m_previousResponseId),
-                             QStringLiteral("rejected"));
-            return;
-        }
-        // The durable row refuses the account (paused, removed, cooling down...) although the snapshot did not
-        // know yet: never dispatch on it; the snapshot reloads, and this turn routes without it.
-        m_skipped.append({accountId, QStringLiteral("durable_") + outcome.reason});
-        m_selection.excluded.insert(accountId);
-        if (m_state != State::GateWait)
-            m_state = State::Routing;
-        route();
-        return;
-    case ClaimOutcome::Kind::Error:
-        failBeforeCommit(503, "server_error", "store_unavailable",
-                         QStringLiteral("The slot could not be claimed: %1").arg(outcome.reason),
-                         QStringLiteral("rejected"));
-        return;
-    }
-}
-
-void Turn::onOwnerLost(const QString &requestId)
-{
-    if (requestId != m_requestId || m_settled || SY_FAULT("ignore-owner-epoch"))
-        return;
-    noteAttempt(QStringLiteral("owner_lost"));
-    dropCall();
-    fail(QStringLiteral("failed"), QString(), QStringLiteral("owner_lost"),
-         QStringLiteral("This turn's owner slot was taken over (its lease expired); retry."));
 }
 
 void Turn::onSlotFreed()

@@ -1,5 +1,6 @@
 #include "ownership/OwnerSlotRepository.h"
 
+#include "ownership/OwnerSlotRows.h"
 #include "store/Database.h"
 #include "store/SqlValues.h"
 #include "util/Faults.h"
@@ -16,22 +17,6 @@ void setError(QString *error, const QString &text)
 {
     if (error)
         *error = text;
-}
-
-const QString kSlotColumns = QStringLiteral(
-    "account_id, slot_index, owner_epoch, owner_replica, owner_incarnation, owner_request_id, lease_expires_ms");
-
-SlotState slotFrom(const QSqlQuery &q)
-{
-    SlotState s;
-    s.accountId = q.value(0).toString();
-    s.slot = q.value(1).toInt();
-    s.epoch = q.value(2).toLongLong();
-    s.ownerReplica = q.value(3).toString();
-    s.ownerIncarnation = q.value(4).toLongLong();
-    s.ownerRequestId = q.value(5).toString();
-    s.leaseExpiresMs = optInt64(q.value(6));
-    return s;
 }
 
 // Statuses whose durable row forbids any new claim, whatever a replica's snapshot says.
@@ -118,89 +103,6 @@ bool OwnerSlotRepository::bumpReplicaCounter(const ReplicaIdentity &me, const ch
     return m_db.exec(q, error);
 }
 
-int OwnerSlotRepository::reclaimPreviousIncarnations(const ReplicaIdentity &me, qint64 nowMs, QString *error)
-{
-    QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q,
-                      QStringLiteral("SELECT ") + kSlotColumns +
-                          QStringLiteral(" FROM owner_slots WHERE owner_replica = ? AND owner_incarnation < ?"),
-                      error))
-        return -1;
-    q.addBindValue(me.replicaId);
-    q.addBindValue(me.incarnation);
-    if (!m_db.exec(q, error))
-        return -1;
-    QList<SlotState> stale;
-    while (q.next())
-        stale << slotFrom(q);
-    q.finish();
-    int reclaimed = 0;
-    for (const SlotState &s : std::as_const(stale)) {
-        if (!m_db.prepare(q,
-                          QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
-                                         "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
-                                         "slot_index = ? AND owner_epoch = ? AND owner_replica = ? AND "
-                                         "owner_incarnation < ?"),
-                          error))
-            return -1;
-        q.addBindValue(s.accountId);
-        q.addBindValue(s.slot);
-        q.addBindValue(s.epoch);
-        q.addBindValue(me.replicaId);
-        q.addBindValue(me.incarnation);
-        if (!m_db.exec(q, error))
-            return -1;
-        if (q.numRowsAffected() != 1)
-            continue;
-        ++reclaimed;
-        if (!settleOrphan(s.accountId, s.slot, s.epoch, QStringLiteral("reclaimed_restart"), nowMs, error))
-            return -1;
-    }
-    if (!bumpReplicaCounter(me, "lease_reclaims", reclaimed, error))
-        return -1;
-    return reclaimed;
-}
-
-int OwnerSlotRepository::reclaimExpired(const ReplicaIdentity &me, qint64 nowMs, QString *error)
-{
-    QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q,
-                      QStringLiteral("SELECT ") + kSlotColumns +
-                          QStringLiteral(" FROM owner_slots WHERE owner_replica IS NOT NULL AND lease_expires_ms < ?"),
-                      error))
-        return -1;
-    q.addBindValue(nowMs);
-    if (!m_db.exec(q, error))
-        return -1;
-    QList<SlotState> expired;
-    while (q.next())
-        expired << slotFrom(q);
-    q.finish();
-    int reclaimed = 0;
-    for (const SlotState &s : std::as_const(expired)) {
-        if (!m_db.prepare(q,
-                          QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
-                                         "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
-                                         "slot_index = ? AND owner_epoch = ? AND lease_expires_ms < ?"),
-                          error))
-            return -1;
-        q.addBindValue(s.accountId);
-        q.addBindValue(s.slot);
-        q.addBindValue(s.epoch);
-        q.addBindValue(nowMs);
-        if (!m_db.exec(q, error))
-            return -1;
-        if (q.numRowsAffected() != 1)
-            continue;
-        ++reclaimed;
-        if (!settleOrphan(s.accountId, s.slot, s.epoch, QStringLiteral("reclaimed_expired"), nowMs, error))
-            return -1;
-    }
-    if (!bumpReplicaCounter(me, "lease_reclaims", reclaimed, error))
-        return -1;
-    return reclaimed;
-}
-
 ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
 {
     ClaimOutcome out;
@@ -266,7 +168,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
         return fail(*error);
     // What the row held before: an owner whose lease expired is being reclaimed by this claim.
     if (!m_db.prepare(q,
-                      QStringLiteral("SELECT ") + kSlotColumns +
+                      QStringLiteral("SELECT ") + slotrows::columns() +
                           QStringLiteral(" FROM owner_slots WHERE account_id = ? AND slot_index = ?"),
                       error))
         return fail(*error);
@@ -274,7 +176,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     q.addBindValue(a.slot);
     if (!m_db.exec(q, error) || !q.next())
         return fail(error->isEmpty() ? QStringLiteral("slot row vanished") : *error);
-    const SlotState before = slotFrom(q);
+    const SlotState before = slotrows::from(q);
     q.finish();
 
     const qint64 newEpoch = a.expectedEpoch + 1;
@@ -547,13 +449,13 @@ QList<SlotState> OwnerSlotRepository::allSlots(QString *error)
 {
     QList<SlotState> out;
     QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q, QStringLiteral("SELECT ") + kSlotColumns +
+    if (!m_db.prepare(q, QStringLiteral("SELECT ") + slotrows::columns() +
                              QStringLiteral(" FROM owner_slots ORDER BY account_id, slot_index"),
                       error) ||
         !m_db.exec(q, error))
         return out;
     while (q.next())
-        out << slotFrom(q);
+        out << slotrows::from(q);
     return out;
 }
 
@@ -561,7 +463,7 @@ QList<SlotState> OwnerSlotRepository::slotsOf(const QString &accountId, QString 
 {
     QList<SlotState> out;
     QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q, QStringLiteral("SELECT ") + kSlotColumns +
+    if (!m_db.prepare(q, QStringLiteral("SELECT ") + slotrows::columns() +
                              QStringLiteral(" FROM owner_slots WHERE account_id = ? ORDER BY slot_index"),
                       error))
         return out;
@@ -569,7 +471,7 @@ QList<SlotState> OwnerSlotRepository::slotsOf(const QString &accountId, QString 
     if (!m_db.exec(q, error))
         return out;
     while (q.next())
-        out << slotFrom(q);
+        out << slotrows::from(q);
     return out;
 }
 

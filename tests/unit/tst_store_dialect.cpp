@@ -89,10 +89,10 @@ private slots:
         QVERIFY2(loc, qPrintable(error));
         QCOMPARE(loc->dialect, SqlDialect::Sqlite);
         QCOMPARE(loc->sqlitePath, QStringLiteral("/var/lib/sy/shared.sqlite"));
-        loc = DatabaseLocation::parse(QStringLiteral("/tmp/x/../shared.sqlite"), &error);
+        loc = DatabaseLocation::parse(QStringLiteral("/tmp/x/../pool.sqlite"), &error);
         QVERIFY2(loc, qPrintable(error));
-        QCOMPARE(loc->sqlitePath, QStringLiteral("/tmp/shared.sqlite"));
-        QCOMPARE(loc->redacted(), QStringLiteral("/tmp/shared.sqlite"));
+        QCOMPARE(loc->sqlitePath, QStringLiteral("/tmp/pool.sqlite"));
+        QCOMPARE(loc->redacted(), QStringLiteral("/tmp/pool.sqlite"));
     }
 
     void rejectsBadLocationsWithoutEchoingThem_data()

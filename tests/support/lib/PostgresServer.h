@@ -8,7 +8,7 @@
 
 namespace sy::test {
 
-// A throwaway PostgreSQL 15 server for one test process (recipe: ../shared/docs/ENV-NOTES.md): initdb into
+// A throwaway PostgreSQL 15 server for one test process (the Debian recipe: initdb as the postgres user, fsync off): initdb into
 // a temporary directory, pg_ctl start on a free 127.0.0.1 port with the unix socket in that directory and
 // fsync off, trust authentication for the superuser "postgres". As root (CI), every server command runs as
 // the system user postgres, because initdb refuses root. The destructor stops the server and removes it.
