@@ -12,7 +12,8 @@ namespace sy::app {
 // Exit codes shared by every command (DESIGN.md "Command line").
 enum ExitCode { ExitOk = 0, ExitFailure = 1, ExitProblem = 2, ExitConfig = 3 };
 
-int runServe(const Config &config);
+// `serve`; `overrides` (the command line's) let it reload the configuration file while running.
+int runServe(const Config &config, const ConfigOverrides &overrides);
 int runAccounts(const Config &config, const CommandLine &cl);
 // `accounts login`: the browser OAuth flow (LoginCommand.cpp).
 int loginAccount(Database &db, const Config &config, const CommandLine &cl);
@@ -22,7 +23,7 @@ int runStatus(const Config &config, const CommandLine &cl);
 // `health [--json]`: the self-check (HealthCommand.cpp); returns 0 or 2.
 int runHealth(const Config &config, const CommandLine &cl);
 int runClientConfig(const Config &config, const CommandLine &cl);
-int runGui(const ConfigResult &loaded, int argc, char **argv);
+int runGui(const ConfigResult &loaded, const ConfigOverrides &overrides, int argc, char **argv);
 
 // Prints "switchyard: <message>" on stderr and returns `code`.
 int fail(const QString &message, int code = ExitFailure);

@@ -50,7 +50,7 @@ void loadTranslation(QTranslator &translator, const QString &language)
 
 } // namespace
 
-int runGui(const ConfigResult &loaded, int argc, char **argv)
+int runGui(const ConfigResult &loaded, const ConfigOverrides &overrides, int argc, char **argv)
 {
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("switchyard"));
@@ -66,6 +66,7 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
     }
     const Config &config = loaded.config;
     ProxyHost host(config);
+    host.watchConfigFile(overrides, processEnvironment());
     const QString error = host.start();
     if (!error.isEmpty()) {
         QMessageBox::critical(nullptr, QObject::tr("Switchyard"), error);
@@ -107,7 +108,7 @@ int runGui(const ConfigResult &loaded, int argc, char **argv)
     const int rc = QApplication::exec();
     store.stop();
     status.stop();
-    host.shutdown(config.drainS * 1000);
+    host.shutdown(host.drainMs());
     return rc;
 }
 

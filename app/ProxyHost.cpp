@@ -28,6 +28,21 @@ ProxyHost::~ProxyHost()
     shutdown(0);
 }
 
+void ProxyHost::watchConfigFile(const ConfigOverrides &overrides, const QHash<QString, QString> &env)
+{
+    m_watchOverrides = overrides;
+    m_watchEnv = env;
+}
+
+int ProxyHost::drainMs() const
+{
+    int seconds = m_config.drainS;
+    if (m_proxy)
+        QMetaObject::invokeMethod(m_proxy, [this, &seconds] { seconds = m_proxy->config()->drainS; },
+                                  Qt::BlockingQueuedConnection);
+    return seconds * 1000;
+}
+
 QString ProxyHost::start()
 {
     if (!QDir().mkpath(m_config.dataDir))
@@ -54,6 +69,8 @@ QString ProxyHost::start()
         return error;
     m_secrets->moveToThread(&m_proxyThread);
     m_proxy = new ProxyService(m_config, SystemClock::instance(), m_store.get(), m_secrets);
+    if (m_watchOverrides)
+        m_proxy->watchConfigFile(*m_watchOverrides, m_watchEnv);
     m_proxy->moveToThread(&m_proxyThread);
     connect(&m_proxyThread, &QThread::finished, m_proxy, &QObject::deleteLater);
     connect(&m_proxyThread, &QThread::finished, m_secrets, &QObject::deleteLater);

@@ -7,6 +7,7 @@
 #include <QThread>
 
 #include <memory>
+#include <optional>
 
 namespace sy {
 class ProxyService;
@@ -25,8 +26,13 @@ public:
     explicit ProxyHost(const Config &config, QObject *parent = nullptr);
     ~ProxyHost() override;
 
+    // Makes the running proxy follow edits of the configuration file (call before start()); `overrides` and
+    // `env` are what `config` was loaded with.
+    void watchConfigFile(const ConfigOverrides &overrides, const QHash<QString, QString> &env);
     // Returns an error text or empty.
     QString start();
+    // drain_s of the configuration in force (it may have been edited since start-up), in milliseconds.
+    int drainMs() const;
     // Stops accepting, lets in-flight turns finish for up to `drainMs`, then stops the threads.
     void shutdown(int drainMs);
     quint16 port() const;
@@ -41,6 +47,8 @@ private:
     void writeInstanceFile();
 
     Config m_config;
+    std::optional<ConfigOverrides> m_watchOverrides;
+    QHash<QString, QString> m_watchEnv;
     std::unique_ptr<QLockFile> m_lock;
     std::unique_ptr<StoreWorker> m_store;
     QThread m_proxyThread;

@@ -10,9 +10,10 @@
 namespace sy::app {
 
 
-int runServe(const Config &config)
+int runServe(const Config &config, const ConfigOverrides &overrides)
 {
     ProxyHost host(config);
+    host.watchConfigFile(overrides, processEnvironment());
     // Before anything can announce readiness: a SIGTERM right after the ready line must drain, not kill.
     installShutdownSignals(&host, [] { QCoreApplication::quit(); });
     const QString error = host.start();
@@ -27,7 +28,7 @@ int runServe(const Config &config)
     std::fflush(stdout);
     const int rc = QCoreApplication::exec();
     std::fprintf(stderr, "switchyard: shutting down, draining in-flight turns\n");
-    host.shutdown(config.drainS * 1000);
+    host.shutdown(host.drainMs());
     return rc;
 }
 

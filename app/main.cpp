@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     const ConfigResult loaded = loadConfig(cl.overrides, processEnvironment());
     const QString command = cl.words.value(0);
     if (command.isEmpty() && hasDisplay())
-        return runGui(loaded, argc, argv); // shows the configuration problem in a dialog itself
+        return runGui(loaded, cl.overrides, argc, argv); // shows the configuration problem in a dialog itself
 
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("switchyard"));
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     if (command.isEmpty() || command == QLatin1String("serve")) {
         if (cl.words.size() > 1)
             return fail(QStringLiteral("serve takes no arguments"));
-        return runServe(config);
+        return runServe(config, cl.overrides);
     }
     if (command == QLatin1String("accounts"))
         return runAccounts(config, cl);

@@ -40,15 +40,15 @@ QJsonObject windowJson(const QuotaWindow &w)
 
 } // namespace
 
-AccountPool::AccountPool(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
-                         QObject *parent)
-    : QObject(parent), m_config(config), m_clock(clock), m_store(store), m_secrets(secrets),
+AccountPool::AccountPool(std::shared_ptr<const Config> config, const Clock &clock, StoreWorker *store,
+                         SecretStore *secrets, QObject *parent)
+    : QObject(parent), m_config(std::move(config)), m_clock(clock), m_store(store), m_secrets(secrets),
       m_rng(QRandomGenerator::securelySeeded())
 {
     m_pollTimer.setInterval(1000);
     connect(&m_pollTimer, &QTimer::timeout, this, &AccountPool::pollChanges);
-    m_refresh = new RefreshCoordinator(clock, store, secrets, new TokenRefresher(config.authUrl, this), this);
-    m_ledger = new SlotLedger(config, clock, store, this);
+    m_refresh = new RefreshCoordinator(clock, store, secrets, new TokenRefresher(m_config->authUrl, this), this);
+    m_ledger = new SlotLedger(m_config, clock, store, this);
     connect(m_ledger, &SlotLedger::slotFreed, this, &AccountPool::slotFreed);
     m_refreshTimer.setInterval(60000);
     connect(&m_refreshTimer, &QTimer::timeout, this, &AccountPool::refreshDueAccounts);
@@ -131,6 +131,14 @@ void AccountPool::load(std::function<void()> ready)
         m_refreshTimer.start();
 }
 
+void AccountPool::setConfig(std::shared_ptr<const Config> config)
+{
+    m_config = std::move(config);
+    m_strategy = parseStrategy(m_config->strategy).value_or(Strategy::CapacityWeighted);
+    m_ledger->setConfig(m_config);
+    emit slotFreed(); // more slots or a wider gate may let waiting turns go on
+}
+
 void AccountPool::reloadNow()
 {
     if (!m_loading)
@@ -179,7 +187,7 @@ void AccountPool::applyLoaded(QList<Account> loaded, QString pin, bool strict, q
     m_pinnedAccountId = pin;
     m_pinStrict = strict;
     // The strategy is a configuration-file setting (the dashboard edits that file), not a database one.
-    m_strategy = parseStrategy(m_config.strategy).value_or(Strategy::CapacityWeighted);
+    m_strategy = parseStrategy(m_config->strategy).value_or(Strategy::CapacityWeighted);
     m_changeCounter = counter;
     for (const Account &a : std::as_const(m_accounts)) {
         if (!a.tokensReady && a.tokenProblem.isEmpty())
@@ -260,7 +268,7 @@ AccountPool::Acquisition AccountPool::select(const SelectionRequest &request, bo
 int AccountPool::slotTotal(const QString &accountId) const
 {
     const Account *a = account(accountId);
-    return qMax(1, a && a->record.slotCount ? *a->record.slotCount : m_config.slotsPerAccount);
+    return qMax(1, a && a->record.slotCount ? *a->record.slotCount : m_config->slotsPerAccount);
 }
 
 void AccountPool::claim(const SlotLedger::ClaimRequest &request, std::function<void(const ClaimOutcome &)> done)
@@ -367,11 +375,11 @@ void AccountPool::recordFailure(const QString &accountId, const FailureInfo &fai
     Account &a = m_accounts[i];
     const qint64 now = m_clock.nowMs();
     a.record.consecutiveFailures += 1;
-    const qint64 until = cooldownUntil(failure, a.record.consecutiveFailures, now, m_config.backoffMaxS);
+    const qint64 until = cooldownUntil(failure, a.record.consecutiveFailures, now, m_config->backoffMaxS);
     // A 401 that a token refresh did not repair (turns refresh once before they get here): keep the account
     // out of rotation for the backoff period so other accounts serve meanwhile.
     const qint64 effective = failure.cls == FailureClass::AuthExpired
-                                 ? now + qMin<qint64>(qint64(m_config.backoffMaxS) * 1000,
+                                 ? now + qMin<qint64>(qint64(m_config->backoffMaxS) * 1000,
                                                       30000LL << qMin(a.record.consecutiveFailures - 1, 4))
                                  : until;
     a.record.cooldownUntilMs = effective > 0 ? std::optional<qint64>(effective) : std::nullopt;

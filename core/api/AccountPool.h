@@ -17,6 +17,7 @@
 #include <QTimer>
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace sy {
@@ -49,8 +50,11 @@ public:
         bool shouldWait = false;   // nothing free now, but an account would serve once a slot frees (gate)
     };
 
-    AccountPool(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
+    AccountPool(std::shared_ptr<const Config> config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
                 QObject *parent = nullptr);
+    // A configuration reloaded while running: strategy, slots_per_account, backoff_max_s, the gate's bounds and
+    // the leases apply from the next selection, claim or renewal on.
+    void setConfig(std::shared_ptr<const Config> config);
 
     // Registers this replica, loads accounts and settings and starts watching for changes. `ready(error)` runs
     // once the first load is done (error empty) or the replica could not register.
@@ -120,7 +124,7 @@ private:
     void applyRefresh(const QString &accountId, const RefreshCoordinator::Outcome &outcome);
     void setStatus(Account &a, const QString &status, const QString &reason);
 
-    const Config &m_config;
+    std::shared_ptr<const Config> m_config;
     const Clock &m_clock;
     StoreWorker *m_store;
     SecretStore *m_secrets;

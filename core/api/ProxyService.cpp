@@ -3,6 +3,7 @@
 #include "api/Passthrough.h"
 #include "api/RouteTable.h"
 #include "api/Turn.h"
+#include "config/ConfigWatcher.h"
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
@@ -15,16 +16,21 @@
 #include "util/Ids.h"
 
 #include <QEventLoop>
+#include <QFileInfo>
 #include <QTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcProxyConfig, "switchyard.config")
 
 namespace sy {
 
 ProxyService::ProxyService(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
                            QObject *parent)
-    : QObject(parent), m_config(config), m_clock(clock), m_store(store), m_secrets(secrets)
+    : QObject(parent), m_config(std::make_shared<const Config>(config)), m_clock(clock), m_store(store),
+      m_secrets(secrets)
 {
 }
 
@@ -40,7 +46,7 @@ QString ProxyService::start()
     m_pool = new AccountPool(m_config, m_clock, m_store, m_secrets, this);
     m_server = new HttpServer(this);
     m_server->setClock(&m_clock);
-    m_server->setMaxBodyBytes(m_config.maxBodyBytes);
+    m_server->setMaxBodyBytes(m_config->maxBodyBytes);
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
 
     QEventLoop loop;
@@ -54,19 +60,54 @@ QString ProxyService::start()
         return poolError;
     // Egress credentials and the first probe round come before listening: no request meets a pool of
     // unknown health.
-    m_egress = new EgressSelector(m_config, m_clock, m_secrets, this);
+    m_egress = new EgressSelector(*m_config, m_clock, m_secrets, this);
     QEventLoop egressLoop;
     m_egress->start([&egressLoop] { egressLoop.quit(); });
     egressLoop.exec();
 
-    if (!m_server->listen(m_config.listenAddress, m_config.listenPort))
+    if (!m_server->listen(m_config->listenAddress, m_config->listenPort))
         return QStringLiteral("cannot listen on %1:%2: %3")
-            .arg(m_config.listenAddress.toString())
-            .arg(m_config.listenPort)
+            .arg(m_config->listenAddress.toString())
+            .arg(m_config->listenPort)
             .arg(m_server->errorString());
     m_startedAtMs = m_clock.nowMs();
     startUsagePolling();
+    if (m_watchOverrides) {
+        m_configWatcher = new ConfigWatcher(*m_watchOverrides, m_watchEnv, m_clock, this);
+        connect(m_configWatcher, &ConfigWatcher::configLoaded, this, &ProxyService::applyConfig);
+        m_configWatcher->start(*m_config);
+    }
     return {};
+}
+
+void ProxyService::watchConfigFile(const ConfigOverrides &overrides, const QHash<QString, QString> &env)
+{
+    m_watchOverrides = overrides;
+    m_watchEnv = env;
+}
+
+void ProxyService::applyConfig(const Config &loaded)
+{
+    auto next = std::make_shared<Config>(loaded);
+    keepRestartOnlySettings(*m_config, next.get());
+    const QStringList applied = differingFileKeys(*m_config, *next);
+    QStringList restart;
+    for (const QString &key : differingFileKeys(*m_config, loaded)) {
+        if (isRestartOnlyKey(key))
+            restart << key;
+    }
+    m_restartRequired = restart;
+    m_config = next;
+    // One snapshot for everything that reads settings per turn, claim or connection; the turns in flight hold
+    // on to theirs.
+    m_pool->setConfig(m_config);
+    m_server->setMaxBodyBytes(m_config->maxBodyBytes);
+    if (applied.contains(QLatin1String("usage_poll_interval_s")))
+        applyUsagePollInterval();
+    if (!applied.isEmpty())
+        qCInfo(lcProxyConfig).noquote() << "configuration reloaded, applies from the next turn:" << applied.join(QStringLiteral(", "));
+    if (!restart.isEmpty())
+        qCWarning(lcProxyConfig).noquote() << "configuration keys that apply after a restart:" << restart.join(QStringLiteral(", "));
 }
 
 void ProxyService::stop()
@@ -79,6 +120,8 @@ void ProxyService::stop()
         m_server->close();
     if (m_usagePoller)
         m_usagePoller->stop();
+    if (m_configWatcher)
+        m_configWatcher->stop();
     if (m_egress)
         m_egress->stop();
 }
@@ -124,7 +167,7 @@ void ProxyService::startUsagePolling()
         return direct(request, done);
     };
     m_usagePoller = new UsagePoller(
-        m_clock, m_config.upstreamUrl, fetch,
+        m_clock, m_config->upstreamUrl, fetch,
         [this] {
             QList<PollTarget> targets;
             for (const AccountPool::Account *a : m_pool->accounts()) {
@@ -134,9 +177,6 @@ void ProxyService::startUsagePolling()
             return targets;
         },
         this);
-    if (m_config.usagePollIntervalS == 0)
-        return; // the user turned background polling off; usage still arrives with every turn
-    m_usagePoller->setIntervalMs(qint64(m_config.usagePollIntervalS) * 1000);
     connect(m_usagePoller, &UsagePoller::usagePolled, this,
             [this](const QString &accountId, const AccountUsage &usage, const QString &plan) {
                 m_pool->recordUsage(accountId, usage);
@@ -149,7 +189,20 @@ void ProxyService::startUsagePolling()
             return;
         m_pool->refreshTokens(accountId, {});
     });
-    m_usagePoller->start();
+    applyUsagePollInterval();
+}
+
+void ProxyService::applyUsagePollInterval()
+{
+    if (m_draining || !m_usagePoller)
+        return;
+    if (m_config->usagePollIntervalS == 0) {
+        m_usagePoller->stop(); // the user turned background polling off; usage still arrives with every turn
+        return;
+    }
+    m_usagePoller->setIntervalMs(qint64(m_config->usagePollIntervalS) * 1000);
+    if (!m_usagePoller->isRunning())
+        m_usagePoller->start();
 }
 
 quint16 ProxyService::port() const
@@ -191,7 +244,7 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
     case Route::CodexResponses:
     case Route::V1Responses:
     case Route::V1ChatCompletions: {
-        ProxyServices services{&m_config, &m_clock, m_pool, m_upstream, m_store, m_egress};
+        ProxyServices services{m_config, &m_clock, m_pool, m_upstream, m_store, m_egress};
         auto *turn = new Turn(services, request, response, match, this);
         m_turns.insert(turn);
         connect(turn, &Turn::settled, this, [this, turn] {
@@ -216,7 +269,7 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
 
 void ProxyService::passthrough(int route, HttpRequestPtr request, HttpResponse *response)
 {
-    ProxyServices s{&m_config, &m_clock, m_pool, m_upstream, m_store, m_egress};
+    ProxyServices s{m_config, &m_clock, m_pool, m_upstream, m_store, m_egress};
     runPassthrough(s, Route(route), request, response, this);
 }
 
@@ -267,6 +320,21 @@ void ProxyService::handleLocalApi(int route, HttpRequestPtr request, HttpRespons
     }
 }
 
+QJsonObject ProxyService::configStatusJson() const
+{
+    const QString path = m_configWatcher ? m_configWatcher->path() : m_config->configFile;
+    const QString error = m_configWatcher ? m_configWatcher->error() : QString();
+    const qint64 loadedAt = m_configWatcher ? m_configWatcher->loadedAtMs() : m_startedAtMs;
+    return {
+        {QStringLiteral("path"), path.isEmpty() ? QJsonValue() : QJsonValue(path)},
+        {QStringLiteral("exists"), !path.isEmpty() && QFileInfo::exists(path)},
+        {QStringLiteral("watched"), m_configWatcher != nullptr},
+        {QStringLiteral("loaded_at"), isoUtc(loadedAt)},
+        {QStringLiteral("error"), error.isEmpty() ? QJsonValue() : QJsonValue(error)},
+        {QStringLiteral("restart_required"), QJsonArray::fromStringList(m_restartRequired)},
+    };
+}
+
 QByteArray ProxyService::statusJson() const
 {
     QJsonArray turns;
@@ -275,7 +343,7 @@ QByteArray ProxyService::statusJson() const
     const QJsonObject o{
         {QStringLiteral("version"), QStringLiteral(SWITCHYARD_VERSION)},
         {QStringLiteral("started_at"), isoUtc(m_startedAtMs)},
-        {QStringLiteral("listen"), QStringLiteral("%1:%2").arg(m_config.listenAddress.toString()).arg(port())},
+        {QStringLiteral("listen"), QStringLiteral("%1:%2").arg(m_config->listenAddress.toString()).arg(port())},
         {QStringLiteral("strategy"), strategyName(m_pool->strategy())},
         {QStringLiteral("pinned_account_id"),
          m_pool->pinnedAccountId().isEmpty() ? QJsonValue() : QJsonValue(m_pool->pinnedAccountId())},
@@ -288,6 +356,7 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("draining"), m_draining},
         {QStringLiteral("paused"), m_pool->proxyPaused()},
         {QStringLiteral("egress"), m_egress ? m_egress->statusJson() : QJsonObject()},
+        {QStringLiteral("config"), configStatusJson()},
     };
     QJsonObject out = o;
     const QJsonObject ownership = m_pool->ledger()->statusJson();

@@ -7,9 +7,13 @@
 #include <QObject>
 #include <QSet>
 
+#include <memory>
+#include <optional>
+
 namespace sy {
 
 class Clock;
+class ConfigWatcher;
 class EgressSelector;
 class SecretStore;
 class StoreWorker;
@@ -36,6 +40,15 @@ public:
     // The drain is over (every turn settled): record it on the replica's row.
     Q_INVOKABLE void finishDrain();
     quint16 port() const;
+    // Watch the configuration file from start() on and apply valid edits (call before start()). `overrides`
+    // and `env` are what the configuration was loaded with at start-up.
+    void watchConfigFile(const ConfigOverrides &overrides, const QHash<QString, QString> &env);
+    // Applies a configuration loaded while running: hot keys take effect for the next turn (turns in flight keep
+    // the snapshot they started with); restart-only keys keep their running values and are reported in
+    // /api/status "config.restart_required".
+    void applyConfig(const Config &loaded);
+    // The configuration in force (restart-only keys as started).
+    std::shared_ptr<const Config> config() const { return m_config; }
     AccountPool *pool() const { return m_pool; }
     int inFlightTurns() const { return int(m_turns.size()); }
 
@@ -48,8 +61,14 @@ private:
     void passthrough(int route, HttpRequestPtr request, HttpResponse *response);
     QByteArray statusJson() const;
     void startUsagePolling();
+    void applyUsagePollInterval();
+    QJsonObject configStatusJson() const;
 
-    const Config &m_config;
+    std::shared_ptr<const Config> m_config;
+    std::optional<ConfigOverrides> m_watchOverrides;
+    QHash<QString, QString> m_watchEnv;
+    ConfigWatcher *m_configWatcher = nullptr; // created by start(), on the proxy thread
+    QStringList m_restartRequired;
     const Clock &m_clock;
     StoreWorker *m_store;
     SecretStore *m_secrets;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <memory>
+
 namespace sy {
 
 class AccountPool;
@@ -9,10 +11,11 @@ class StoreWorker;
 class UpstreamClient;
 struct Config;
 
-// What every request handler on the proxy thread works with.
+// What every request handler on the proxy thread works with. `config` is the snapshot in force when the
+// handler started: a configuration reloaded meanwhile applies to the next request, never to this one.
 struct ProxyServices
 {
-    const Config *config = nullptr;
+    std::shared_ptr<const Config> config;
     const Clock *clock = nullptr;
     AccountPool *pool = nullptr;
     UpstreamClient *upstream = nullptr;

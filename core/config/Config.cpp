@@ -10,6 +10,7 @@
 #include <QProcessEnvironment>
 #include <QStandardPaths>
 
+#include <algorithm>
 #include <functional>
 
 namespace sy {
@@ -182,20 +183,88 @@ QHash<QString, QString> processEnvironment()
     return env;
 }
 
+QString configFilePath(const ConfigOverrides &overrides, const QHash<QString, QString> &env, bool *isExplicit)
+{
+    bool named = true;
+    QString path;
+    if (overrides.configFile)
+        path = *overrides.configFile;
+    else if (env.contains(QStringLiteral("SWITCHYARD_CONFIG")))
+        path = env.value(QStringLiteral("SWITCHYARD_CONFIG"));
+    else {
+        path = defaultConfigPath(env);
+        named = false;
+    }
+    if (isExplicit)
+        *isExplicit = named;
+    return path;
+}
+
+QStringList differingFileKeys(const Config &a, const Config &b)
+{
+    QStringList keys;
+    // kIntKeys hands out mutable references; copies keep the callers' objects const.
+    Config ca = a;
+    Config cb = b;
+    if (a.listenAddress != b.listenAddress || a.listenPort != b.listenPort)
+        keys << QStringLiteral("listen");
+    if (a.strategy != b.strategy)
+        keys << QStringLiteral("strategy");
+    if (a.maxBodyBytes != b.maxBodyBytes)
+        keys << QStringLiteral("max_body_mb");
+    for (const IntKey &k : kIntKeys) {
+        if (k.field(ca) != k.field(cb))
+            keys << QLatin1String(k.name);
+    }
+    const EgressSettings &ea = a.egress;
+    const EgressSettings &eb = b.egress;
+    const bool proxiesSame = std::equal(ea.proxies.begin(), ea.proxies.end(), eb.proxies.begin(), eb.proxies.end(),
+                                        [](const EgressProxySpec &x, const EgressProxySpec &y) {
+                                            return x.name == y.name && x.type == y.type && x.host == y.host &&
+                                                   x.port == y.port && x.hasCredentials == y.hasCredentials &&
+                                                   x.url == y.url;
+                                        });
+    if (!proxiesSame)
+        keys << QStringLiteral("egress_proxies");
+    const bool poolsSame = std::equal(ea.pools.begin(), ea.pools.end(), eb.pools.begin(), eb.pools.end(),
+                                      [](const EgressPoolSpec &x, const EgressPoolSpec &y) {
+                                          return x.name == y.name && x.strategy == y.strategy &&
+                                                 x.proxies == y.proxies && x.requestBudgetMs == y.requestBudgetMs &&
+                                                 x.maxAttempts == y.maxAttempts && x.seed == y.seed;
+                                      });
+    if (!poolsSame)
+        keys << QStringLiteral("egress_pools");
+    if (ea.defaultPool != eb.defaultPool)
+        keys << QStringLiteral("egress_default_pool");
+    if (ea.accountBindings != eb.accountBindings)
+        keys << QStringLiteral("egress_account_bindings");
+    return keys;
+}
+
+bool isRestartOnlyKey(const QString &key)
+{
+    return key == QLatin1String("listen") || EgressSettings::isEgressKey(key);
+}
+
+void keepRestartOnlySettings(const Config &running, Config *next)
+{
+    next->listenAddress = running.listenAddress;
+    next->listenPort = running.listenPort;
+    next->egress = running.egress;
+    // Not file keys: they come from the environment and options, which do not change while running.
+    next->dataDir = running.dataDir;
+    next->databaseUrl = running.databaseUrl;
+    next->secretBackend = running.secretBackend;
+    next->secretKeyFile = running.secretKeyFile;
+    next->upstreamUrl = running.upstreamUrl;
+    next->authUrl = running.authUrl;
+}
+
 ConfigResult loadConfig(const ConfigOverrides &overrides, const QHash<QString, QString> &env)
 {
     ConfigResult r;
     Config &c = r.config;
-
-    if (overrides.configFile) {
-        c.configFile = *overrides.configFile;
-        c.configFileExplicit = true;
-    } else if (env.contains(QStringLiteral("SWITCHYARD_CONFIG"))) {
-        c.configFile = env.value(QStringLiteral("SWITCHYARD_CONFIG"));
-        c.configFileExplicit = true;
-    } else {
-        c.configFile = defaultConfigPath(env);
-    }
+    c.configFile = configFilePath(overrides, env, &c.configFileExplicit);
 
     QFile file(c.configFile);
     if (file.exists()) {

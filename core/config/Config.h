@@ -5,6 +5,7 @@
 
 #include <QHostAddress>
 #include <QString>
+#include <QStringList>
 #include <QUrl>
 
 #include <optional>
@@ -79,6 +80,19 @@ struct ConfigResult
 // Loads the effective configuration. `env` is injectable for tests (defaults to the process environment).
 ConfigResult loadConfig(const ConfigOverrides &overrides, const QHash<QString, QString> &env);
 QHash<QString, QString> processEnvironment();
+
+// The configuration file loadConfig reads (it need not exist); *isExplicit: named by --config or
+// SWITCHYARD_CONFIG, so a missing file is an error rather than "use the defaults".
+QString configFilePath(const ConfigOverrides &overrides, const QHash<QString, QString> &env, bool *isExplicit = nullptr);
+
+// Hot reload (docs: "Changing the configuration while running"). The file keys whose effective values
+// differ between two configurations, in the file's spelling ("strategy", "request_total_s", "egress_pools").
+QStringList differingFileKeys(const Config &a, const Config &b);
+// Keys a running instance cannot apply: the listening socket and the egress pool (its credentials and probes).
+bool isRestartOnlyKey(const QString &key);
+// Copies into *next every setting a running instance keeps until it restarts (the restart-only keys and the
+// environment's storage, database and upstream settings), so *next holds only what can be applied live.
+void keepRestartOnlySettings(const Config &running, Config *next);
 
 // Parses "HOST:PORT" ("[::1]:2455" for IPv6). Returns an error text or empty.
 QString parseListen(const QString &text, QHostAddress *address, quint16 *port);

@@ -9,6 +9,12 @@ AdmissionGate::AdmissionGate(int maxWaiters, int maxWaitersPerAccount)
 {
 }
 
+void AdmissionGate::setLimits(int maxWaiters, int maxWaitersPerAccount)
+{
+    m_maxWaiters = maxWaiters;
+    m_maxPerAccount = maxWaitersPerAccount;
+}
+
 bool AdmissionGate::enqueue(const QString &requestId, const QString &accountId)
 {
     auto it = m_entries.find(requestId);

@@ -20,6 +20,8 @@ public:
     };
 
     AdmissionGate(int maxWaiters, int maxWaitersPerAccount);
+    // New bounds (a reloaded configuration) apply to the next enqueue; turns already queued stay queued.
+    void setLimits(int maxWaiters, int maxWaitersPerAccount);
 
     // Queues `requestId` (waiting for `accountId`'s slots, or for any account when empty). False when the
     // gate is full: the caller refuses the turn. Queuing an already queued turn changes nothing.

@@ -40,20 +40,29 @@ QString loadReplicaId(const QString &dataDir, QString *error)
 
 } // namespace
 
-SlotLedger::SlotLedger(const Config &config, const Clock &clock, StoreWorker *store, QObject *parent)
-    : QObject(parent), m_config(config), m_clock(clock), m_store(store),
-      m_gate(config.gateMaxWaiters, config.gateMaxWaitersPerAccount)
+SlotLedger::SlotLedger(std::shared_ptr<const Config> config, const Clock &clock, StoreWorker *store, QObject *parent)
+    : QObject(parent), m_config(std::move(config)), m_clock(clock), m_store(store),
+      m_gate(m_config->gateMaxWaiters, m_config->gateMaxWaitersPerAccount)
 {
-    m_renewTimer.setInterval(qMax(1, config.leaseRenewS) * 1000);
+    m_renewTimer.setInterval(qMax(1, m_config->leaseRenewS) * 1000);
     connect(&m_renewTimer, &QTimer::timeout, this, &SlotLedger::tick);
     m_snapshotTimer.setInterval(1000);
     connect(&m_snapshotTimer, &QTimer::timeout, this, &SlotLedger::refreshSnapshot);
 }
 
+void SlotLedger::setConfig(std::shared_ptr<const Config> config)
+{
+    m_config = std::move(config);
+    m_gate.setLimits(m_config->gateMaxWaiters, m_config->gateMaxWaitersPerAccount);
+    // setInterval restarts a running timer: the next renewal comes one new interval from now.
+    if (m_renewTimer.interval() != qMax(1, m_config->leaseRenewS) * 1000)
+        m_renewTimer.setInterval(qMax(1, m_config->leaseRenewS) * 1000);
+}
+
 void SlotLedger::start(std::function<void(const QString &)> ready)
 {
     QString idError;
-    const QString replicaId = loadReplicaId(m_config.dataDir, &idError);
+    const QString replicaId = loadReplicaId(m_config->dataDir, &idError);
     if (replicaId.isEmpty()) {
         ready(idError);
         return;
@@ -165,7 +174,7 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
     a.previousResponseId = request.previousResponseId;
     a.replica = m_identity;
     a.nowMs = now;
-    a.leaseMs = qint64(m_config.leaseTtlS) * 1000;
+    a.leaseMs = qint64(m_config->leaseTtlS) * 1000;
     auto outcome = std::make_shared<ClaimOutcome>();
     m_store->submit(
         [a, outcome](Database &db, QString *error) {
@@ -245,7 +254,7 @@ void SlotLedger::tick()
     const QList<HeldSlot> held = m_held.values();
     const ReplicaIdentity me = m_identity;
     const qint64 now = m_clock.nowMs();
-    const qint64 leaseMs = qint64(m_config.leaseTtlS) * 1000;
+    const qint64 leaseMs = qint64(m_config->leaseTtlS) * 1000;
     auto lost = std::make_shared<QList<HeldSlot>>();
     auto reclaimed = std::make_shared<int>(0);
     const qint64 admitted = m_gate.admitted(), left = m_gate.left(), queued = m_gate.queued(),

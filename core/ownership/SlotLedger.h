@@ -11,6 +11,7 @@
 #include <QTimer>
 
 #include <functional>
+#include <memory>
 
 namespace sy {
 
@@ -28,7 +29,11 @@ class SlotLedger : public QObject
     Q_OBJECT
 
 public:
-    SlotLedger(const Config &config, const Clock &clock, StoreWorker *store, QObject *parent = nullptr);
+    SlotLedger(std::shared_ptr<const Config> config, const Clock &clock, StoreWorker *store,
+               QObject *parent = nullptr);
+    // A configuration reloaded while running: the gate's bounds apply to the next waiter, the lease settings to
+    // the next claim and renewal (the data dir stays the one the replica started with).
+    void setConfig(std::shared_ptr<const Config> config);
 
     // Registers a new incarnation of this data dir's replica and reclaims the previous incarnation's slots at
     // once. `ready(error)` runs with an empty error on success.
@@ -83,7 +88,7 @@ private:
     void applyRows(const QString &accountId, const QList<SlotState> &rows);
     void saveBooks();
 
-    const Config &m_config;
+    std::shared_ptr<const Config> m_config;
     const Clock &m_clock;
     StoreWorker *m_store;
     ReplicaIdentity m_identity;

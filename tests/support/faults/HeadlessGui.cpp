@@ -3,7 +3,7 @@
 
 namespace sy::app {
 
-int runGui(const ConfigResult &, int, char **)
+int runGui(const ConfigResult &, const ConfigOverrides &, int, char **)
 {
     return fail(QStringLiteral("switchyard-faults is a test build without the tray app; use 'serve'"));
 }
