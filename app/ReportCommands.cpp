@@ -165,6 +165,17 @@ int runStatus(const Config &config, const CommandLine &cl)
                  status.value(QLatin1String("store_writable")).toBool()
                      ? QString()
                      : QStringLiteral("\nSTORE UNAVAILABLE: ") + status.value(QLatin1String("store_problem")).toString()));
+    // A configuration edit the instance could not use, or one that waits for a restart, must not go unnoticed.
+    const QJsonObject configState = status.value(QLatin1String("config")).toObject();
+    const QString configError = configState.value(QLatin1String("error")).toString();
+    if (!configError.isEmpty())
+        out(QStringLiteral("CONFIGURATION NOT APPLIED (the last good one stays in force): ") + configError);
+    QStringList restartKeys;
+    for (const QJsonValue &v : configState.value(QLatin1String("restart_required")).toArray())
+        restartKeys << v.toString();
+    if (!restartKeys.isEmpty())
+        out(QStringLiteral("changed in the configuration file, applies after a restart: ") +
+            restartKeys.join(QStringLiteral(", ")));
     for (const QJsonValue &v : status.value(QLatin1String("accounts")).toArray()) {
         const QJsonObject a = v.toObject();
         out(QStringLiteral("  %1 %2 slots %3/%4 5h %5 week %6 credentials %7")

@@ -1041,7 +1041,7 @@
     </message>
     <message>
         <location filename="../ui/pages/SettingsPage.cpp" line="180"/>
-        <source>Changes to the configuration file apply when Switchyard starts next.</source>
+        <source>Saved changes apply to the next request; a new listen address needs a restart.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1057,7 +1057,7 @@
     </message>
     <message>
         <location filename="../ui/pages/SettingsPage.cpp" line="203"/>
-        <source>Saved to %1. The proxy settings apply when Switchyard starts next.</source>
+        <source>Saved to %1. The running proxy applies it within a second (a new listen address after a restart).</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1039,8 +1039,8 @@
     </message>
     <message>
         <location filename="../ui/pages/SettingsPage.cpp" line="180"/>
-        <source>Changes to the configuration file apply when Switchyard starts next.</source>
-        <translation>配置文件的更改将在 Switchyard 下次启动时生效。</translation>
+        <source>Saved changes apply to the next request; a new listen address needs a restart.</source>
+        <translation>保存的更改从下一个请求起生效；新的监听地址需要重启后生效。</translation>
     </message>
     <message>
         <location filename="../ui/pages/SettingsPage.cpp" line="183"/>
@@ -1055,8 +1055,8 @@
     </message>
     <message>
         <location filename="../ui/pages/SettingsPage.cpp" line="203"/>
-        <source>Saved to %1. The proxy settings apply when Switchyard starts next.</source>
-        <translation>已保存到 %1。代理设置将在 Switchyard 下次启动时生效。</translation>
+        <source>Saved to %1. The running proxy applies it within a second (a new listen address after a restart).</source>
+        <translation>已保存到 %1。运行中的代理会在一秒内应用（新的监听地址需重启后生效）。</translation>
     </message>
 </context>
 <context>

@@ -105,9 +105,11 @@ void ProxyService::applyConfig(const Config &loaded)
     if (applied.contains(QLatin1String("usage_poll_interval_s")))
         applyUsagePollInterval();
     if (!applied.isEmpty())
-        qCInfo(lcProxyConfig).noquote() << "configuration reloaded, applies from the next turn:" << applied.join(QStringLiteral(", "));
+        qCInfo(lcProxyConfig).noquote() << "configuration reloaded, applies from the next turn:"
+                                        << applied.join(QStringLiteral(", "));
     if (!restart.isEmpty())
-        qCWarning(lcProxyConfig).noquote() << "configuration keys that apply after a restart:" << restart.join(QStringLiteral(", "));
+        qCWarning(lcProxyConfig).noquote()
+            << "configuration keys that apply after a restart:" << restart.join(QStringLiteral(", "));
 }
 
 void ProxyService::stop()

@@ -83,7 +83,8 @@ QHash<QString, QString> processEnvironment();
 
 // The configuration file loadConfig reads (it need not exist); *isExplicit: named by --config or
 // SWITCHYARD_CONFIG, so a missing file is an error rather than "use the defaults".
-QString configFilePath(const ConfigOverrides &overrides, const QHash<QString, QString> &env, bool *isExplicit = nullptr);
+QString configFilePath(const ConfigOverrides &overrides, const QHash<QString, QString> &env,
+                       bool *isExplicit = nullptr);
 
 // Hot reload (docs: "Changing the configuration while running"). The file keys whose effective values
 // differ between two configurations, in the file's spelling ("strategy", "request_total_s", "egress_pools").

@@ -13,7 +13,8 @@ namespace sy {
 
 ConfigWatcher::ConfigWatcher(const ConfigOverrides &overrides, const QHash<QString, QString> &env, const Clock &clock,
                              QObject *parent)
-    : QObject(parent), m_overrides(overrides), m_env(env), m_clock(clock), m_watcher(this), m_pollTimer(this), m_settleTimer(this)
+    : QObject(parent), m_overrides(overrides), m_env(env), m_clock(clock), m_watcher(this), m_pollTimer(this),
+      m_settleTimer(this)
 {
     m_path = configFilePath(overrides, env);
     m_dir = QFileInfo(m_path).absolutePath();

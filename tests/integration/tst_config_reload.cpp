@@ -15,7 +15,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
-
 #include <cstdio>
 #include <memory>
 
@@ -82,7 +81,8 @@ int gateMaxWaiters(const QJsonObject &status)
 QStringList restartRequired(const QJsonObject &status)
 {
     QStringList keys;
-    for (const QJsonValue &v : status.value(QLatin1String("config")).toObject().value(QLatin1String("restart_required")).toArray())
+    for (const QJsonValue &v :
+         status.value(QLatin1String("config")).toObject().value(QLatin1String("restart_required")).toArray())
         keys << v.toString();
     return keys;
 }
@@ -147,8 +147,7 @@ private slots:
     {
         ProxyProcess proxy;
         QString error;
-        QVERIFY2(startProxy(proxy,
-                            {{QStringLiteral("slots_per_account"), 2}, {QStringLiteral("gate_max_waiters"), 50}},
+        QVERIFY2(startProxy(proxy, {{QStringLiteral("slots_per_account"), 2}, {QStringLiteral("gate_max_waiters"), 50}},
                             &error),
                  qPrintable(error));
         const QJsonObject before = status(proxy);
@@ -158,15 +157,15 @@ private slots:
         const QJsonObject cfg = before.value(QLatin1String("config")).toObject();
         QCOMPARE(str(cfg, "path"), proxy.configPath());
         QVERIFY(cfg.value(QLatin1String("error")).isNull());
-        QVERIFY(cfg.value(QLatin1String("watched")).toBool());
         QCOMPARE(restartRequired(before), QStringList());
         const qint64 pid = proxy.pid();
 
         QElapsedTimer noticed;
         noticed.start();
-        QVERIFY(writeInPlace(proxy.configPath(), configText({{QStringLiteral("slots_per_account"), 5},
-                                                             {QStringLiteral("strategy"), QStringLiteral("round_robin")},
-                                                             {QStringLiteral("gate_max_waiters"), 60}})));
+        QVERIFY(
+            writeInPlace(proxy.configPath(), configText({{QStringLiteral("slots_per_account"), 5},
+                                                         {QStringLiteral("strategy"), QStringLiteral("round_robin")},
+                                                         {QStringLiteral("gate_max_waiters"), 60}})));
         QTRY_COMPARE_WITH_TIMEOUT(accountSlots(status(proxy)), 5, 15000);
         std::fprintf(stderr, "config reload: in-place edit visible in /api/status after %lld ms\n",
                      qint64(noticed.elapsed()));
@@ -176,6 +175,7 @@ private slots:
         QCOMPARE(str(after, "started_at"), str(before, "started_at"));
         QVERIFY(str(after.value(QLatin1String("config")).toObject(), "loaded_at") != str(cfg, "loaded_at"));
         QCOMPARE(proxy.pid(), pid);
+        QVERIFY(after.value(QLatin1String("config")).toObject().value(QLatin1String("watched")).toBool());
 
         // The next turn runs with the new settings (and is served).
         auto client = post(proxy, QStringLiteral("ECHO: after the reload"));
@@ -210,8 +210,8 @@ private slots:
         QElapsedTimer noticed;
         noticed.start();
         QVERIFY(replaceByRename(proxy.configPath(), configText({{QStringLiteral("request_total_s"), 60},
-                                                               {QStringLiteral("keepalive_interval_s"), 1},
-                                                               {QStringLiteral("keepalive_max"), 2}})));
+                                                                {QStringLiteral("keepalive_interval_s"), 1},
+                                                                {QStringLiteral("keepalive_max"), 2}})));
         QTRY_VERIFY_WITH_TIMEOUT(str(configStatus(proxy), "loaded_at") != loadedAt, 15000);
         std::fprintf(stderr, "config reload: atomic replace applied after %lld ms\n", qint64(noticed.elapsed()));
         QVERIFY(configStatus(proxy).value(QLatin1String("error")).isNull());
@@ -229,7 +229,8 @@ private slots:
         QCOMPARE(r1->status, 504);
         const QJsonObject row1 = proxy.waitForRequest(QString::fromLatin1(r1->header("x-request-id")));
         QCOMPARE(str(row1, "kill_stage"), QStringLiteral("request_total"));
-        const qint64 total = row1.value(QLatin1String("latency_ms")).toObject().value(QLatin1String("total")).toInteger();
+        const qint64 total =
+            row1.value(QLatin1String("latency_ms")).toObject().value(QLatin1String("total")).toInteger();
         QVERIFY2(total >= 11900, compact(row1).constData());
         QCOMPARE(proxy.stop(), 0);
     }
@@ -243,7 +244,8 @@ private slots:
         QVERIFY2(startProxy(proxy, {{QStringLiteral("slots_per_account"), 2}}, &error), qPrintable(error));
         QCOMPARE(accountSlots(status(proxy)), 2);
 
-        QVERIFY(writeInPlace(proxy.configPath(), configText({{QStringLiteral("slots_per_account"), QStringLiteral("many")}})));
+        QVERIFY(writeInPlace(proxy.configPath(),
+                             configText({{QStringLiteral("slots_per_account"), QStringLiteral("many")}})));
         QTRY_VERIFY_WITH_TIMEOUT(!configStatus(proxy).value(QLatin1String("error")).isNull(), 15000);
         const QString problem = str(configStatus(proxy), "error");
         QVERIFY2(problem.contains(proxy.configPath()) && problem.contains(QLatin1String("slots_per_account")),
@@ -282,7 +284,7 @@ private slots:
         const QJsonArray proxies{QJsonObject{{QStringLiteral("name"), QStringLiteral("spare")},
                                              {QStringLiteral("url"), QStringLiteral("http://127.0.0.1:9")}}};
         QVERIFY(replaceByRename(proxy.configPath(), configText({{QStringLiteral("egress_proxies"), proxies},
-                                                               {QStringLiteral("slots_per_account"), 3}})));
+                                                                {QStringLiteral("slots_per_account"), 3}})));
         QTRY_COMPARE_WITH_TIMEOUT(restartRequired(status(proxy)), QStringList{QStringLiteral("egress_proxies")}, 15000);
         const QJsonObject s = status(proxy);
         QCOMPARE(accountSlots(s), 3);
@@ -290,6 +292,10 @@ private slots:
         // Still running with the egress settings it started with (none).
         QCOMPARE(s.value(QLatin1String("egress")).toObject().value(QLatin1String("proxies")).toArray().size(), 0);
         QVERIFY(proxy.serveStderr().contains("egress_proxies"));
+        const CliResult cli = proxy.cli(
+            {QStringLiteral("status"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(proxy.port())});
+        QCOMPARE(cli.exitCode, 0);
+        QVERIFY2(cli.out.contains("applies after a restart: egress_proxies"), cli.out.constData());
 
         // Back to what is running: nothing waits for a restart any more.
         QVERIFY(replaceByRename(proxy.configPath(), configText({{QStringLiteral("slots_per_account"), 3}})));

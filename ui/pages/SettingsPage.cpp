@@ -177,7 +177,7 @@ void SettingsPage::revalidate()
     if (r.ok()) {
         m_derived->setText(tr("%1 s (from gate_retire_s, keepalive cadence, stream_idle_s and request_total_s)")
                                .arg(double(ConfigFileEditor::derivedPreResponseMs(r.config.budgets)) / 1000.0));
-        m_message->setText(tr("Changes to the configuration file apply when Switchyard starts next."));
+        m_message->setText(tr("Saved changes apply to the next request; a new listen address needs a restart."));
     } else {
         m_derived->setText(QStringLiteral("-"));
         m_message->setText(tr("Not saved: %1").arg(r.error));
@@ -200,7 +200,9 @@ bool SettingsPage::save()
                         m_startHidden->isChecked() ? QStringLiteral("true") : QStringLiteral("false"));
     m_store->setSetting(uikeys::language, m_language->currentData().toString());
     m_store->setSetting(uikeys::trayNumber, m_trayNumber->currentData().toString());
-    m_message->setText(tr("Saved to %1. The proxy settings apply when Switchyard starts next.").arg(m_editor.path()));
+    m_message->setText(
+        tr("Saved to %1. The running proxy applies it within a second (a new listen address after a restart).")
+            .arg(m_editor.path()));
     emit saved();
     return true;
 }
