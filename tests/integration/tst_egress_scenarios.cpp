@@ -152,6 +152,44 @@ private slots:
         QCOMPARE(proxy->stop(), 0);
     }
 
+    // Model-list calls are attempts through the pool like turns: they move the round_robin cursor and are
+    // logged with their attempts, so the probe's recomputed walk still matches when clients mix them in.
+    void modelListsShareTheRoundRobinWalk()
+    {
+        auto proxy = instance(
+            {{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("ok"))),
+                                                           proxyEntry(fleet().proxy(QStringLiteral("d1"))),
+                                                           proxyEntry(fleet().proxy(QStringLiteral("slow")))}},
+             {QStringLiteral("egress_pools"),
+              QJsonArray{pool(QStringLiteral("rr"), QStringLiteral("round_robin"),
+                              {QStringLiteral("ok"), QStringLiteral("d1"), QStringLiteral("slow")}, 2000, 3)}},
+             {QStringLiteral("egress_default_pool"), QStringLiteral("rr")}},
+            1);
+        QVERIFY2(proxy->start(m_fake.baseUrl()), qPrintable(proxy->errorString()));
+        int models = 0;
+        for (int i = 0; i < 24; ++i) {
+            if (i % 3 == 0) {
+                QCOMPARE(turn(*proxy).status, 200);
+                continue;
+            }
+            const QString path =
+                i % 3 == 1 ? QStringLiteral("/backend-api/codex/models") : QStringLiteral("/v1/models");
+            const HttpResult r = httpRequest("GET", QUrl(proxy->url(path)), kCodexHeaders);
+            QCOMPARE(r.status, 200);
+            const QJsonObject row = proxy->waitForRequest(QString::fromLatin1(r.header("x-request-id")));
+            QCOMPARE(row.value(QLatin1String("route")).toString(), path);
+            QVERIFY(!row.value(QLatin1String("attempts")).toArray().isEmpty());
+            ++models;
+        }
+        QCOMPARE(models, 16);
+        const ProbeFiles files = collectProbeFiles(*proxy, m_fake, fleet(), false);
+        QCOMPARE(files.requests.size(), 24);
+        const ProbeRun probe = runEgressProbe(m_out.path(), files);
+        QVERIFY2(probe.exitCode == 0, qPrintable(probe.output));
+        QVERIFY2(probe.output.contains(QLatin1String("round_robin in order")), qPrintable(probe.output));
+        QCOMPARE(proxy->stop(), 0);
+    }
+
     // An account bound to a pool without a healthy proxy never goes direct; another account still serves.
     void failClosedWithoutAHealthyProxy()
     {
