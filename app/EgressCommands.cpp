@@ -12,9 +12,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <memory>
-
 #include <cstdio>
+#include <memory>
 #include <termios.h>
 #include <unistd.h>
 
@@ -48,9 +47,9 @@ const EgressProxySpec *namedProxy(const Config &config, const CommandLine &cl, i
     }
     const EgressProxySpec *spec = config.egress.proxy(name);
     if (!spec)
-        *exitCode = fail(QStringLiteral("no egress proxy named \"%1\" in %2 (egress_proxies)")
-                             .arg(name, config.configFile.isEmpty() ? QStringLiteral("the configuration")
-                                                                    : config.configFile));
+        *exitCode =
+            fail(QStringLiteral("no egress proxy named \"%1\" in %2 (egress_proxies)")
+                     .arg(name, config.configFile.isEmpty() ? QStringLiteral("the configuration") : config.configFile));
     return spec;
 }
 
@@ -133,10 +132,11 @@ int listProxies(const Config &config, const CommandLine &cl)
     for (const QJsonValue &v : std::as_const(rows)) {
         const QJsonObject r = v.toObject();
         const QJsonValue stored = r.value(QLatin1String("credentials_stored"));
-        QString credentials = stored.isNull() ? QStringLiteral("unknown (%1)")
-                                                    .arg(r.value(QLatin1String("credentials_problem")).toString())
-                              : stored.toBool() ? QStringLiteral("stored")
-                                                : QStringLiteral("none");
+        QString credentials =
+            stored.isNull()
+                ? QStringLiteral("unknown (%1)").arg(r.value(QLatin1String("credentials_problem")).toString())
+            : stored.toBool() ? QStringLiteral("stored")
+                              : QStringLiteral("none");
         if (r.value(QLatin1String("has_credentials")).toBool() && !stored.toBool())
             credentials += QStringLiteral(" (has_credentials is set: the pool is unusable without them)");
         else if (!r.value(QLatin1String("has_credentials")).toBool() && stored.toBool())
@@ -175,8 +175,8 @@ int setCredentials(const Config &config, const CommandLine &cl)
                 user = old->user;
         }
         if (user.isEmpty())
-            return fail(QStringLiteral("egress set-credentials %1 needs --username (nothing is stored yet)")
-                            .arg(spec->name));
+            return fail(
+                QStringLiteral("egress set-credentials %1 needs --username (nothing is stored yet)").arg(spec->name));
     }
     const QString password = readPassword(spec->name);
     if (password.isEmpty())

@@ -128,8 +128,8 @@ void AccountPool::applyRefresh(const QString &accountId, const RefreshCoordinato
         // Fail closed: nothing went out, the tokens are untouched and the account stays as it is.
         m_refreshEgress.insert(accountId, {o.egressReason, o.message});
         m_refreshRetryAtMs.insert(accountId, now + kRetryAfterEgressMs);
-        qCWarning(lcPool).noquote() << "token refresh of" << accountId << "blocked by its egress pool, will retry:"
-                                    << o.message;
+        qCWarning(lcPool).noquote() << "token refresh of" << accountId
+                                    << "blocked by its egress pool, will retry:" << o.message;
         emit accountsChanged();
         return;
     }

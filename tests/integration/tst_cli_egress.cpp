@@ -61,31 +61,30 @@ private slots:
     void initTestCase()
     {
         QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
-        const FakeEgressProxy *locked = m_fleet.add(QStringLiteral("locked"), Kind::Socks5,
-                                                    FakeEgressProxy::Mode::Healthy, 0, QStringLiteral("alice"),
-                                                    QString::fromLatin1(kPassword));
+        const FakeEgressProxy *locked =
+            m_fleet.add(QStringLiteral("locked"), Kind::Socks5, FakeEgressProxy::Mode::Healthy, 0,
+                        QStringLiteral("alice"), QString::fromLatin1(kPassword));
         const FakeEgressProxy *open = m_fleet.add(QStringLiteral("open"), Kind::HttpConnect);
         QVERIFY(locked && open);
-        m_proxy.setConfig(
-            {{QStringLiteral("egress_proxies"),
-              QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("locked")},
-                                     {QStringLiteral("url"), locked->url()},
-                                     {QStringLiteral("has_credentials"), true}},
-                         QJsonObject{{QStringLiteral("name"), QStringLiteral("open")},
-                                     {QStringLiteral("url"), open->url()}}}},
-             {QStringLiteral("egress_pools"),
-              QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("main")},
-                                     {QStringLiteral("strategy"), QStringLiteral("ordered")},
-                                     {QStringLiteral("proxies"), QJsonArray{QStringLiteral("locked")}},
-                                     {QStringLiteral("request_budget_ms"), 2000},
-                                     {QStringLiteral("max_attempts"), 2}},
-                         QJsonObject{{QStringLiteral("name"), QStringLiteral("spare")},
-                                     {QStringLiteral("strategy"), QStringLiteral("random")},
-                                     {QStringLiteral("proxies"),
-                                      QJsonArray{QStringLiteral("open"), QStringLiteral("locked")}},
-                                     {QStringLiteral("request_budget_ms"), 2000},
-                                     {QStringLiteral("max_attempts"), 2}}}},
-             {QStringLiteral("egress_default_pool"), QStringLiteral("main")}});
+        m_proxy.setConfig({{QStringLiteral("egress_proxies"),
+                            QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("locked")},
+                                                   {QStringLiteral("url"), locked->url()},
+                                                   {QStringLiteral("has_credentials"), true}},
+                                       QJsonObject{{QStringLiteral("name"), QStringLiteral("open")},
+                                                   {QStringLiteral("url"), open->url()}}}},
+                           {QStringLiteral("egress_pools"),
+                            QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("main")},
+                                                   {QStringLiteral("strategy"), QStringLiteral("ordered")},
+                                                   {QStringLiteral("proxies"), QJsonArray{QStringLiteral("locked")}},
+                                                   {QStringLiteral("request_budget_ms"), 2000},
+                                                   {QStringLiteral("max_attempts"), 2}},
+                                       QJsonObject{{QStringLiteral("name"), QStringLiteral("spare")},
+                                                   {QStringLiteral("strategy"), QStringLiteral("random")},
+                                                   {QStringLiteral("proxies"),
+                                                    QJsonArray{QStringLiteral("open"), QStringLiteral("locked")}},
+                                                   {QStringLiteral("request_budget_ms"), 2000},
+                                                   {QStringLiteral("max_attempts"), 2}}}},
+                           {QStringLiteral("egress_default_pool"), QStringLiteral("main")}});
         QVERIFY2(m_proxy.addAccounts(1), qPrintable(m_proxy.errorString()));
         KeychainSecretStore keychain;
         keychain.removeTokensBlocking(egressSecretKey(QStringLiteral("locked")));

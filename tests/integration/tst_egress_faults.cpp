@@ -134,8 +134,8 @@ class TestEgressFaults : public QObject
         for (const QString &reason : reasons)
             QVERIFY2(all.contains(reason),
                      qPrintable(QStringLiteral("expected \"%1\" among:\n%2").arg(reason, all.left(3000))));
-        qInfo().noquote() << fault << "->" << faulty.probe.mismatches().size() << "mismatch(es), first:"
-                          << faulty.probe.mismatches().value(0);
+        qInfo().noquote() << fault << "->" << faulty.probe.mismatches().size()
+                          << "mismatch(es), first:" << faulty.probe.mismatches().value(0);
     }
 
 private slots:
@@ -217,9 +217,9 @@ private slots:
         s.accounts = 2;
         s.turns = 3;
         s.pinStrict = QStringLiteral("acct1");
-        expectCaught("egress-health-from-candidates", s,
-                     {QStringLiteral("which has no healthy proxy"),
-                      QStringLiteral("health: pool dead: expected unhealthy")});
+        expectCaught(
+            "egress-health-from-candidates", s,
+            {QStringLiteral("which has no healthy proxy"), QStringLiteral("health: pool dead: expected unhealthy")});
     }
 
     // A health check with an empty criteria table that is always green.
@@ -228,11 +228,11 @@ private slots:
         Scenario s;
         s.config = [](FakeEgressFleet &f) {
             const auto *ok = f.add(QStringLiteral("ok"), Kind::HttpConnect);
-            return QJsonObject{{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(ok)}},
-                               {QStringLiteral("egress_pools"),
-                                QJsonArray{poolEntry(QStringLiteral("p"), QStringLiteral("ordered"),
-                                                     {QStringLiteral("ok")}, 2000, 2)}},
-                               {QStringLiteral("egress_default_pool"), QStringLiteral("p")}};
+            return QJsonObject{
+                {QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(ok)}},
+                {QStringLiteral("egress_pools"), QJsonArray{poolEntry(QStringLiteral("p"), QStringLiteral("ordered"),
+                                                                      {QStringLiteral("ok")}, 2000, 2)}},
+                {QStringLiteral("egress_default_pool"), QStringLiteral("p")}};
         };
         s.turns = 2;
         expectCaught("health-empty-criteria", s, {QStringLiteral("expected a non-empty criteria table")});
@@ -245,13 +245,13 @@ private slots:
         s.config = [](FakeEgressFleet &f) {
             const auto *down = f.add(QStringLiteral("down"), Kind::Socks5, Mode::Down);
             const auto *ok = f.add(QStringLiteral("ok"), Kind::HttpConnect);
-            return QJsonObject{{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(down), proxyEntry(ok)}},
-                               {QStringLiteral("egress_pools"),
-                                QJsonArray{poolEntry(QStringLiteral("dead"), QStringLiteral("ordered"),
-                                                     {QStringLiteral("down")}, 2000, 1),
-                                           poolEntry(QStringLiteral("live"), QStringLiteral("ordered"),
-                                                     {QStringLiteral("ok")}, 2000, 1)}},
-                               {QStringLiteral("egress_default_pool"), QStringLiteral("live")}};
+            return QJsonObject{
+                {QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(down), proxyEntry(ok)}},
+                {QStringLiteral("egress_pools"),
+                 QJsonArray{
+                     poolEntry(QStringLiteral("dead"), QStringLiteral("ordered"), {QStringLiteral("down")}, 2000, 1),
+                     poolEntry(QStringLiteral("live"), QStringLiteral("ordered"), {QStringLiteral("ok")}, 2000, 1)}},
+                {QStringLiteral("egress_default_pool"), QStringLiteral("live")}};
         };
         s.turns = 2;
         expectCaught("health-exit-zero", s, {QStringLiteral("expected exit 2, found 0")});
@@ -266,9 +266,8 @@ private slots:
             const auto *ok = f.add(QStringLiteral("ok"), Kind::HttpConnect);
             return QJsonObject{
                 {QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(ok)}},
-                {QStringLiteral("egress_pools"),
-                 QJsonArray{
-                     poolEntry(QStringLiteral("p"), QStringLiteral("ordered"), {QStringLiteral("ok")}, 2000, 2)}},
+                {QStringLiteral("egress_pools"), QJsonArray{poolEntry(QStringLiteral("p"), QStringLiteral("ordered"),
+                                                                      {QStringLiteral("ok")}, 2000, 2)}},
                 {QStringLiteral("egress_account_bindings"),
                  QJsonObject{{QStringLiteral("acct1"), QStringLiteral("p")}}}};
         };

@@ -122,6 +122,7 @@ class TestEgressRefresh : public QObject
     FakeOAuthProcess m_oauth;
     std::unique_ptr<FakeEgressFleet> m_fleet;
     std::unique_ptr<ProxyProcess> m_proxy;
+    QHash<QString, FakeAccount> m_accounts; // by alias
 
     // A serve instance with `config` and one expiring account per alias, their refresh tokens known to the
     // fake OAuth server.
@@ -134,6 +135,7 @@ class TestEgressRefresh : public QObject
             return m_proxy->errorString();
         for (const QString &alias : aliases) {
             const FakeAccount a = writeExpiringAccount(QFileInfo(m_proxy->configPath()).absolutePath(), alias);
+            m_accounts.insert(alias, a);
             const CliResult imported = m_proxy->cli(
                 {QStringLiteral("accounts"), QStringLiteral("import"), a.file, QStringLiteral("--alias"), alias});
             if (imported.exitCode != 0)
@@ -142,6 +144,34 @@ class TestEgressRefresh : public QObject
                 return m_oauth.errorString();
         }
         return {};
+    }
+
+    // Usage polls the fake upstream received for an account.
+    int usagePolls(const QString &alias)
+    {
+        int n = 0;
+        for (const QJsonValue &v : m_fake.log()) {
+            const QJsonObject e = v.toObject();
+            n += str(e, "path").endsWith(QLatin1String("/wham/usage")) &&
+                         str(e, "chatgpt_account_id") == m_accounts.value(alias).chatgptAccountId
+                     ? 1
+                     : 0;
+        }
+        return n;
+    }
+
+    // Requests without an x-request-id (usage polls) a fake proxy carried to the fake upstream.
+    int carriedToUpstream(const QString &proxy) const
+    {
+        int n = 0;
+        for (const QJsonValue &c : m_fleet->proxy(proxy)->record().value(QLatin1String("connections")).toArray()) {
+            const QJsonObject o = c.toObject();
+            if (o.value(QLatin1String("target_port")).toInt() != QUrl(m_fake.baseUrl()).port())
+                continue;
+            for (const QJsonValue &id : o.value(QLatin1String("requests")).toArray())
+                n += id.toString() == QLatin1String("(none)") ? 1 : 0;
+        }
+        return n;
     }
 
     int refreshRequests()
@@ -208,33 +238,36 @@ private slots:
     }
 
     // Each account refreshes through its own pool's proxy: HTTP CONNECT for one, SOCKS5 (remote DNS) for the
-    // other. Every refresh the token endpoint saw is one a pool proxy carried.
+    // other. Every refresh the token endpoint saw is one a pool proxy carried; so is every usage poll.
     void refreshGoesThroughThePool()
     {
         QVERIFY(m_fleet->add(QStringLiteral("h"), Kind::HttpConnect));
         QVERIFY(m_fleet->add(QStringLiteral("s"), Kind::Socks5));
         QVERIFY(m_fleet->add(QStringLiteral("unused"), Kind::HttpConnect));
-        const QString error = setUp(
-            {{QStringLiteral("egress_proxies"),
-              QJsonArray{proxyEntry(m_fleet->proxy(QStringLiteral("h"))),
-                         proxyEntry(m_fleet->proxy(QStringLiteral("s")), true),
-                         proxyEntry(m_fleet->proxy(QStringLiteral("unused")))}},
-             {QStringLiteral("egress_pools"),
-              QJsonArray{pool(QStringLiteral("hp"), QStringLiteral("round_robin"), {QStringLiteral("h")}),
-                         pool(QStringLiteral("sp"), QStringLiteral("ordered"), {QStringLiteral("s")}),
-                         pool(QStringLiteral("other"), QStringLiteral("ordered"), {QStringLiteral("unused")})}},
-             {QStringLiteral("egress_account_bindings"),
-              QJsonObject{{QStringLiteral("viahttp"), QStringLiteral("hp")},
-                          {QStringLiteral("viasocks"), QStringLiteral("sp")}}}},
-            {QStringLiteral("viahttp"), QStringLiteral("viasocks")});
+        const QString error =
+            setUp({{QStringLiteral("usage_poll_interval_s"), 1},
+                   {QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(m_fleet->proxy(QStringLiteral("h"))),
+                                                                 proxyEntry(m_fleet->proxy(QStringLiteral("s")), true),
+                                                                 proxyEntry(m_fleet->proxy(QStringLiteral("unused")))}},
+                   {QStringLiteral("egress_pools"),
+                    QJsonArray{pool(QStringLiteral("hp"), QStringLiteral("round_robin"), {QStringLiteral("h")}),
+                               pool(QStringLiteral("sp"), QStringLiteral("ordered"), {QStringLiteral("s")}),
+                               pool(QStringLiteral("other"), QStringLiteral("ordered"), {QStringLiteral("unused")})}},
+                   {QStringLiteral("egress_account_bindings"),
+                    QJsonObject{{QStringLiteral("viahttp"), QStringLiteral("hp")},
+                                {QStringLiteral("viasocks"), QStringLiteral("sp")}}}},
+                  {QStringLiteral("viahttp"), QStringLiteral("viasocks")});
         QVERIFY2(error.isEmpty(), qPrintable(error));
         QVERIFY2(m_proxy->start(m_fake.baseUrl()), qPrintable(m_proxy->errorString()));
 
         QVERIFY2(waitFor([this] { return refreshRequests() >= 2; }, 30000),
                  qPrintable(QStringLiteral("%1 refreshes").arg(refreshRequests())));
-        QVERIFY(waitFor([this] { return liveAccount(QStringLiteral("viasocks")).value(QLatin1String("credentials")) ==
-                                        QStringLiteral("ready"); },
-                        5000));
+        QVERIFY(waitFor(
+            [this] {
+                return liveAccount(QStringLiteral("viasocks")).value(QLatin1String("credentials")) ==
+                       QStringLiteral("ready");
+            },
+            5000));
         QThread::msleep(500); // a refresh sent directly would have shown up by now as a third entry
         QCOMPARE(refreshRequests(), 2);
         for (const QJsonValue &v : m_oauth.log())
@@ -247,6 +280,17 @@ private slots:
         QCOMPARE(storedStatus(QStringLiteral("viahttp")), QStringLiteral("active"));
         QCOMPARE(storedStatus(QStringLiteral("viasocks")), QStringLiteral("active"));
         QVERIFY(!liveAccount(QStringLiteral("viahttp")).contains(QLatin1String("refresh_blocked")));
+
+        // Usage polls: through the account's pool too, never direct.
+        QVERIFY(waitFor(
+            [this] {
+                return usagePolls(QStringLiteral("viahttp")) >= 2 && usagePolls(QStringLiteral("viasocks")) >= 2;
+            },
+            20000));
+        QCOMPARE(m_proxy->stop(), 0);
+        QCOMPARE(carriedToUpstream(QStringLiteral("h")), usagePolls(QStringLiteral("viahttp")));
+        QCOMPARE(carriedToUpstream(QStringLiteral("s")), usagePolls(QStringLiteral("viasocks")));
+        QCOMPARE(carriedToUpstream(QStringLiteral("unused")), 0);
     }
 
     // Every proxy of the pool is down: nothing reaches the token endpoint, the refresh reports the egress
@@ -289,8 +333,9 @@ private slots:
         QCOMPARE(refreshRequests(), 1);
         QCOMPARE(carriedToOAuth(QStringLiteral("d2")), 1);
         QCOMPARE(carriedToOAuth(QStringLiteral("d1")), 0);
-        QVERIFY(waitFor(
-            [this] { return !liveAccount(QStringLiteral("bound")).contains(QLatin1String("refresh_blocked")); }, 10000));
+        QVERIFY(
+            waitFor([this] { return !liveAccount(QStringLiteral("bound")).contains(QLatin1String("refresh_blocked")); },
+                    10000));
         QCOMPARE(storedStatus(QStringLiteral("bound")), QStringLiteral("active"));
     }
 };
