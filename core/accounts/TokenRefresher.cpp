@@ -10,6 +10,7 @@
 #include <QNetworkRequest>
 #include <QPointer>
 #include <QTimer>
+#include <memory>
 
 Q_LOGGING_CATEGORY(lcRefresh, "switchyard.refresh")
 
@@ -142,14 +143,20 @@ void TokenRefresher::post(const QString &accountId, const AuthTokens &tokens, co
     request.setTransferTimeout(m_timeoutMs);
     QNetworkReply *reply = network->post(request, refreshRequestBody(tokens.refreshToken));
     const AuthTokens old = tokens;
+    // The refresh token travels in the body: while none of it was written, the server cannot have used it.
+    auto bodySent = std::make_shared<bool>(false);
+    connect(reply, &QNetworkReply::uploadProgress, this, [bodySent](qint64 sent, qint64) {
+        if (sent > 0)
+            *bodySent = true;
+    });
     QPointer<TokenRefresher> self(this);
-    connect(reply, &QNetworkReply::finished, this, [self, reply, old, accountId, route, hop, viaProxy, done] {
+    connect(reply, &QNetworkReply::finished, this, [self, reply, old, accountId, route, hop, viaProxy, bodySent, done] {
         reply->deleteLater();
         const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-        // The proxy errors all mean that no tunnel came up: the request never left for the token endpoint.
-        const int error = int(reply->error());
-        const bool noTunnel = viaProxy && status == 0 && error >= int(QNetworkReply::ProxyConnectionRefusedError) &&
-                              error <= int(QNetworkReply::UnknownProxyError);
+        // Nothing of the request went through the proxy (no tunnel, or it broke before the body was written):
+        // the refresh token cannot have reached the token endpoint, so the next proxy may try it. Once any of
+        // the body was sent, another try could spend the single-use token twice.
+        const bool noTunnel = viaProxy && status == 0 && !*bodySent;
         if (noTunnel && self && hop + 1 < route.hops.size()) {
             qCInfo(lcRefresh).noquote() << "refresh of" << accountId << "through egress proxy"
                                         << route.hops.at(hop).name << "failed (" + reply->errorString() + "), trying"

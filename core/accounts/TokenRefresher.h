@@ -53,9 +53,10 @@ RefreshResult parseRefreshResponse(int httpStatus, const QByteArray &body, const
 // that): every refresh() call is one request. Callbacks run on this object's thread.
 //
 // With a router, an account bound to an egress pool refreshes only through that pool's proxies (one network
-// access manager per proxy, tunnelling with CONNECT or SOCKS5): the next proxy is tried only when the previous
-// one could not set up a tunnel (so the request cannot have reached the server). Fail closed: when the pool
-// has no usable proxy the refresh fails with RefreshResult::egressReason and nothing is sent.
+// access manager per proxy, tunnelling with CONNECT or SOCKS5): the next proxy is tried only when nothing of the
+// request body went through the previous one (so the refresh token cannot have reached the server). Fail
+// closed: when the pool has no usable proxy the refresh fails with RefreshResult::egressReason and nothing is
+// sent.
 class TokenRefresher : public QObject
 {
     Q_OBJECT

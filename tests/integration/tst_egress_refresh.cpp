@@ -20,6 +20,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
+#include <QTcpServer>
 #include <QTest>
 #include <QThread>
 #include <functional>
@@ -337,6 +338,47 @@ private slots:
             waitFor([this] { return !liveAccount(QStringLiteral("bound")).contains(QLatin1String("refresh_blocked")); },
                     10000));
         QCOMPARE(storedStatus(QStringLiteral("bound")), QStringLiteral("active"));
+    }
+
+    // A 401 whose refresh the pool cannot carry (its only proxy cannot reach the token endpoint): the turn's
+    // blocked_by names the egress reason next to the upstream's refusal, and the account stays signed in.
+    void turnReportsTheRefreshEgressReason()
+    {
+        QVERIFY(m_fleet->add(QStringLiteral("ok"), Kind::HttpConnect));
+        QTcpServer closed; // a port nothing listens on once closed
+        QVERIFY(closed.listen(QHostAddress::LocalHost));
+        const quint16 deadPort = closed.serverPort();
+        closed.close();
+        m_proxy = std::make_unique<ProxyProcess>();
+        m_proxy->setEnv(QStringLiteral("SWITCHYARD_AUTH_URL"), QStringLiteral("http://127.0.0.1:%1").arg(deadPort));
+        m_proxy->setConfig(
+            {{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(m_fleet->proxy(QStringLiteral("ok")))}},
+             {QStringLiteral("egress_pools"),
+              QJsonArray{pool(QStringLiteral("main"), QStringLiteral("ordered"), {QStringLiteral("ok")})}},
+             {QStringLiteral("egress_default_pool"), QStringLiteral("main")}});
+        QVERIFY2(m_proxy->addAccounts(1), qPrintable(m_proxy->errorString()));
+        QVERIFY2(m_proxy->start(m_fake.baseUrl()), qPrintable(m_proxy->errorString()));
+        const FakeAccount a = m_proxy->accounts().at(0);
+        QVERIFY(m_fake.scriptToken(a.accessToken, {QStringLiteral("401")}, true));
+
+        const SseResult r = sseRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))),
+                                       kCodexHeaders, codexBody(QStringLiteral("hello")), 20000);
+        QVERIFY2(r.status >= 400, r.body.constData());
+        const QJsonObject row = m_proxy->waitForRequest(QString::fromLatin1(r.header("x-request-id")));
+        QStringList blockedBy;
+        for (const QJsonValue &v : row.value(QLatin1String("blocked_by")).toArray())
+            blockedBy << v.toString();
+        QVERIFY2(blockedBy.contains(QLatin1String("proxy_unreachable")), qPrintable(blockedBy.join(u',')));
+        const QJsonObject account = liveAccount(QStringLiteral("acct1"));
+        QCOMPARE(str(account.value(QLatin1String("refresh_blocked")).toObject(), "reason"),
+                 QStringLiteral("proxy_unreachable"));
+        QCOMPARE(storedStatus(QStringLiteral("acct1")), QStringLiteral("active"));
+        // The proxy was asked for a tunnel to the token endpoint; nothing went there directly.
+        bool asked = false;
+        for (const QJsonValue &c :
+             m_fleet->proxy(QStringLiteral("ok"))->record().value(QLatin1String("connections")).toArray())
+            asked = asked || c.toObject().value(QLatin1String("target_port")).toInt() == deadPort;
+        QVERIFY(asked);
     }
 };
 
