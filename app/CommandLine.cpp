@@ -18,6 +18,9 @@ const char kUsage[] = R"(Commands:
   usage [--json]                  per-account quota windows and token totals
   status [--json]                 live view from the running instance
   health [--json]                 self-check: exit 0 clean, 2 problem found, 3 configuration invalid
+  egress list [--json]            egress proxies, their pools and whether credentials are stored
+  egress set-credentials NAME [--username USER]   store a proxy's credentials (password read from stdin)
+  egress clear-credentials NAME   remove them
   client-config codex|opencode    print the client configuration snippet
 ACCOUNT is the internal id, the alias or the email.)";
 
@@ -44,7 +47,9 @@ CommandLine parseCommandLine(const QStringList &arguments)
                                    QStringLiteral("NAME"));
     const QCommandLineOption limit(QStringLiteral("limit"), QStringLiteral("How many rows (default 100)."),
                                    QStringLiteral("N"));
-    p.addOptions({help, version, listen, dataDir, config, json, strict, alias, limit});
+    const QCommandLineOption username(QStringLiteral("username"),
+                                      QStringLiteral("User name for egress set-credentials."), QStringLiteral("USER"));
+    p.addOptions({help, version, listen, dataDir, config, json, strict, alias, limit, username});
     p.addPositionalArgument(QStringLiteral("command"), QStringLiteral("What to do (see above)."));
     cl.helpText = p.helpText();
     if (!p.parse(arguments)) {
@@ -57,6 +62,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
     cl.json = p.isSet(json);
     cl.strict = p.isSet(strict);
     cl.alias = p.value(alias);
+    cl.username = p.value(username);
     if (p.isSet(listen))
         cl.overrides.listen = p.value(listen);
     if (p.isSet(dataDir))

@@ -16,6 +16,7 @@ struct CommandLine
     bool version = false;
     bool help = false;
     QString alias;
+    QString username; // egress set-credentials
     int limit = 100;
     QString error; // non-empty: usage error (exit 1)
     QString helpText;

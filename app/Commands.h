@@ -22,6 +22,8 @@ int runUsage(const Config &config, const CommandLine &cl);
 int runStatus(const Config &config, const CommandLine &cl);
 // `health [--json]`: the self-check (HealthCommand.cpp); returns 0 or 2.
 int runHealth(const Config &config, const CommandLine &cl);
+// `egress list|set-credentials|clear-credentials` (EgressCommands.cpp).
+int runEgress(const Config &config, const CommandLine &cl);
 int runClientConfig(const Config &config, const CommandLine &cl);
 int runGui(const ConfigResult &loaded, const ConfigOverrides &overrides, int argc, char **argv);
 

@@ -120,6 +120,7 @@ void RefreshCoordinator::onClaimed(const QString &accountId)
                 o.failure = result.failure;
                 o.error = result.error;
                 o.message = result.message;
+                o.egressReason = result.egressReason;
                 releaseAndFinish(accountId, o);
                 return;
             }

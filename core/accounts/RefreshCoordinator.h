@@ -38,6 +38,7 @@ public:
         // ok, but the new tokens could not be written to the SecretStore: they live only in this process.
         bool storeFailed = false;
         bool adopted = false; // another process had already refreshed: its stored tokens were taken
+        QString egressReason; // the account's egress pool could not carry the refresh (nothing was sent)
     };
     using Done = std::function<void(const Outcome &outcome)>;
 

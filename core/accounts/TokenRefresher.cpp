@@ -9,6 +9,8 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QPointer>
+#include <QTimer>
+#include <memory>
 
 Q_LOGGING_CATEGORY(lcRefresh, "switchyard.refresh")
 
@@ -101,18 +103,76 @@ TokenRefresher::TokenRefresher(QUrl authUrl, QObject *parent)
 
 void TokenRefresher::refresh(const QString &accountId, const AuthTokens &tokens, Done done)
 {
+    const EgressRoute route = m_router ? m_router(accountId) : EgressRoute();
+    if (!route.allowed()) {
+        RefreshResult r;
+        r.failure = RefreshFailure::Transient;
+        r.egressReason = route.reason;
+        r.message = QStringLiteral("egress pool \"%1\" cannot carry the token refresh (%2: %3); it is not sent "
+                                   "directly instead")
+                        .arg(route.pool, route.reason, route.detail);
+        qCInfo(lcRefresh).noquote() << "refresh of" << accountId << "failed:" << r.message;
+        QTimer::singleShot(0, this, [done, r] { done(r); });
+        return;
+    }
+    post(accountId, tokens, route, 0, std::move(done));
+}
+
+QNetworkAccessManager *TokenRefresher::networkFor(const EgressRoute::Hop &hop)
+{
+    QNetworkAccessManager *&network = m_viaProxy[hop.name];
+    if (!network)
+        network = new QNetworkAccessManager(this);
+    QNetworkProxy proxy = hop.proxy;
+    // Without the caching capability Qt treats an HTTP proxy as a tunnel (CONNECT) for http:// URLs too,
+    // instead of handing it the request in absolute form: the proxy only ever sees a tunnel, as for turns.
+    if (proxy.type() == QNetworkProxy::HttpProxy)
+        proxy.setCapabilities(proxy.capabilities() & ~QNetworkProxy::CachingCapability);
+    network->setProxy(proxy);
+    return network;
+}
+
+void TokenRefresher::post(const QString &accountId, const AuthTokens &tokens, const EgressRoute &route, int hop,
+                          Done done)
+{
+    const bool viaProxy = route.kind == EgressRoute::Kind::Proxies;
+    QNetworkAccessManager *network = viaProxy ? networkFor(route.hops.at(hop)) : m_network;
     QNetworkRequest request(oauth::endpointUrl(m_authUrl, QStringLiteral("/oauth/token")));
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     request.setRawHeader("Accept", "application/json");
     request.setTransferTimeout(m_timeoutMs);
-    QNetworkReply *reply = m_network->post(request, refreshRequestBody(tokens.refreshToken));
+    QNetworkReply *reply = network->post(request, refreshRequestBody(tokens.refreshToken));
     const AuthTokens old = tokens;
-    connect(reply, &QNetworkReply::finished, this, [reply, old, accountId, done] {
+    // The refresh token travels in the body: while none of it was written, the server cannot have used it.
+    auto bodySent = std::make_shared<bool>(false);
+    connect(reply, &QNetworkReply::uploadProgress, this, [bodySent](qint64 sent, qint64) {
+        if (sent > 0)
+            *bodySent = true;
+    });
+    QPointer<TokenRefresher> self(this);
+    connect(reply, &QNetworkReply::finished, this, [self, reply, old, accountId, route, hop, viaProxy, bodySent, done] {
         reply->deleteLater();
         const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        // Nothing of the request went through the proxy (no tunnel, or it broke before the body was written):
+        // the refresh token cannot have reached the token endpoint, so the next proxy may try it. Once any of
+        // the body was sent, another try could spend the single-use token twice.
+        const bool noTunnel = viaProxy && status == 0 && !*bodySent;
+        if (noTunnel && self && hop + 1 < route.hops.size()) {
+            qCInfo(lcRefresh).noquote() << "refresh of" << accountId << "through egress proxy"
+                                        << route.hops.at(hop).name << "failed (" + reply->errorString() + "), trying"
+                                        << route.hops.at(hop + 1).name;
+            self->post(accountId, old, route, hop + 1, done);
+            return;
+        }
         const QByteArray body = reply->readAll();
         const QString networkError = status == 0 ? reply->errorString() : QString();
-        const RefreshResult result = parseRefreshResponse(status, body, old, networkError);
+        RefreshResult result = parseRefreshResponse(status, body, old, networkError);
+        if (noTunnel) {
+            result.egressReason = QStringLiteral("proxy_unreachable");
+            result.message = QStringLiteral("no proxy of egress pool \"%1\" could set up a tunnel to the token "
+                                            "endpoint (last: %2, %3)")
+                                 .arg(route.pool, route.hops.at(hop).name, reply->errorString());
+        }
         if (!result.ok)
             qCInfo(lcRefresh).noquote() << "refresh of" << accountId << "failed:" << result.message;
         done(result);

@@ -1,8 +1,10 @@
 #pragma once
 
 #include "accounts/AuthTokens.h"
+#include "upstream/egress/EgressRoute.h"
 
 #include <QByteArray>
+#include <QHash>
 #include <QObject>
 #include <QString>
 #include <QUrl>
@@ -34,6 +36,9 @@ struct RefreshResult
     int httpStatus = 0;
     QString error;   // the OAuth code that decided the class ("refresh_token_reused", ...), if any
     QString message; // for people and logs; never token text
+    // The account's egress pool could not carry the refresh (no_healthy_proxy, pool_unusable,
+    // proxy_unreachable): it was not sent directly instead. Transient: the refresh token is untouched.
+    QString egressReason;
 };
 
 // The JSON body of a refresh: {grant_type: refresh_token, client_id, refresh_token, scope}.
@@ -46,6 +51,12 @@ RefreshResult parseRefreshResponse(int httpStatus, const QByteArray &body, const
 
 // Performs one refresh against {authUrl}/oauth/token. No coalescing or claims here (RefreshCoordinator does
 // that): every refresh() call is one request. Callbacks run on this object's thread.
+//
+// With a router, an account bound to an egress pool refreshes only through that pool's proxies (one network
+// access manager per proxy, tunnelling with CONNECT or SOCKS5): the next proxy is tried only when nothing of the
+// request body went through the previous one (so the refresh token cannot have reached the server). Fail
+// closed: when the pool has no usable proxy the refresh fails with RefreshResult::egressReason and nothing is
+// sent.
 class TokenRefresher : public QObject
 {
     Q_OBJECT
@@ -56,11 +67,18 @@ public:
     explicit TokenRefresher(QUrl authUrl, QObject *parent = nullptr);
 
     void setTimeoutMs(int ms) { m_timeoutMs = ms; }
+    // Decides per account how the refresh leaves the machine; without one every refresh goes direct.
+    void setRouter(EgressRouter router) { m_router = std::move(router); }
     void refresh(const QString &accountId, const AuthTokens &tokens, Done done);
 
 private:
+    void post(const QString &accountId, const AuthTokens &tokens, const EgressRoute &route, int hop, Done done);
+    QNetworkAccessManager *networkFor(const EgressRoute::Hop &hop);
+
     QUrl m_authUrl;
     QNetworkAccessManager *m_network;
+    QHash<QString, QNetworkAccessManager *> m_viaProxy; // by egress proxy name
+    EgressRouter m_router;
     int m_timeoutMs = 20000;
 };
 

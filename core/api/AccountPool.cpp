@@ -47,7 +47,9 @@ AccountPool::AccountPool(std::shared_ptr<const Config> config, const Clock &cloc
 {
     m_pollTimer.setInterval(1000);
     connect(&m_pollTimer, &QTimer::timeout, this, &AccountPool::pollChanges);
-    m_refresh = new RefreshCoordinator(clock, store, secrets, new TokenRefresher(m_config->authUrl, this), this);
+    auto *refresher = new TokenRefresher(m_config->authUrl, this);
+    refresher->setRouter([this](const QString &accountId) { return outboundRoute(accountId); });
+    m_refresh = new RefreshCoordinator(clock, store, secrets, refresher, this);
     m_ledger = new SlotLedger(m_config, clock, store, this);
     connect(m_ledger, &SlotLedger::slotFreed, this, &AccountPool::slotFreed);
     m_refreshTimer.setInterval(60000);
@@ -473,6 +475,9 @@ QJsonArray AccountPool::statusJson() const
             {QStringLiteral("secondary_window"), windowJson(a.usage.secondary)},
             {QStringLiteral("last_selected_at"), optionalTime(a.record.lastSelectedMs)},
         };
+        if (const auto problem = m_refreshEgress.constFind(a.record.id); problem != m_refreshEgress.cend())
+            o.insert(QStringLiteral("refresh_blocked"), QJsonObject{{QStringLiteral("reason"), problem->first},
+                                                                    {QStringLiteral("detail"), problem->second}});
         out.append(o);
     }
     return out;

@@ -7,6 +7,7 @@
 #include "ownership/SlotLedger.h"
 #include "routing/Selection.h"
 #include "store/AnchorRepository.h"
+#include "upstream/egress/EgressRoute.h"
 #include "usage/FailureClassifier.h"
 #include "usage/UsageWindows.h"
 
@@ -23,6 +24,7 @@
 namespace sy {
 
 class Clock;
+class EgressSelector;
 class SecretStore;
 class StoreWorker;
 
@@ -110,6 +112,14 @@ public:
     // Refreshes accounts whose access token expires within 5 minutes or whose last refresh is 8 days old.
     void refreshDueAccounts();
 
+    // The egress pools: token refreshes (and usage polls, through outboundRoute()) of a bound account go
+    // through its pool and never direct. Until this is set a bound account's refresh is refused
+    // (no_healthy_proxy). Set it before start().
+    void setEgress(EgressSelector *egress);
+    EgressRoute outboundRoute(const QString &accountId) const;
+    // Why the account's last refresh could not go out through its egress pool (a blocked_by name), or empty.
+    QString refreshEgressReason(const QString &accountId) const { return m_refreshEgress.value(accountId).first; }
+
 signals:
     void slotFreed();
     void accountsChanged();
@@ -134,6 +144,9 @@ private:
     RefreshCoordinator *m_refresh = nullptr;
     SlotLedger *m_ledger = nullptr;
     QHash<QString, qint64> m_refreshRetryAtMs; // proactive refresh backoff after a transient failure
+    // Accounts whose last refresh their egress pool could not carry: (blocked_by reason, message).
+    QHash<QString, QPair<QString, QString>> m_refreshEgress;
+    EgressSelector *m_egress = nullptr;
     QHash<QString, qint64> m_usageWrittenMs;   // when each account's usage was last stored
     bool m_loading = false;
     int m_pendingTokenLoads = 0;

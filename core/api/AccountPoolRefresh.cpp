@@ -3,6 +3,8 @@
 
 #include "store/AccountRepository.h"
 #include "store/StoreWorker.h"
+#include "upstream/egress/EgressBudget.h"
+#include "upstream/egress/EgressSelector.h"
 #include "util/Clock.h"
 
 #include <QLoggingCategory>
@@ -17,6 +19,9 @@ namespace {
 constexpr qint64 kRefreshBeforeExpiryMs = 5 * 60 * 1000;
 constexpr qint64 kRefreshMaxAgeMs = 8LL * 24 * 3600 * 1000;
 constexpr qint64 kRetryAfterTransientMs = 5 * 60 * 1000;
+// A refresh the egress pool refused is tried again once a probe round finds the pool usable, and at the
+// latest this much later.
+constexpr qint64 kRetryAfterEgressMs = 60 * 1000;
 
 } // namespace
 
@@ -42,6 +47,40 @@ void AccountPool::refreshTokens(const QString &accountId, std::function<void(boo
         if (done)
             done(o.ok);
     });
+}
+
+void AccountPool::setEgress(EgressSelector *egress)
+{
+    m_egress = egress;
+    if (!egress)
+        return;
+    connect(egress, &EgressSelector::healthChanged, this, [this] {
+        bool retry = false;
+        for (auto it = m_refreshEgress.cbegin(); it != m_refreshEgress.cend(); ++it) {
+            if (outboundRoute(it.key()).allowed()) {
+                m_refreshRetryAtMs.remove(it.key());
+                retry = true;
+            }
+        }
+        if (retry)
+            refreshDueAccounts();
+    });
+}
+
+EgressRoute AccountPool::outboundRoute(const QString &accountId) const
+{
+    const Account *a = account(accountId);
+    const std::optional<QString> alias = a ? a->record.alias : std::nullopt;
+    if (m_egress)
+        return m_egress->backgroundRoute(accountId, alias);
+    EgressRoute route;
+    route.pool = m_config->egress.poolForAccount(accountId, alias);
+    if (!route.pool.isEmpty()) {
+        route.kind = EgressRoute::Kind::Refused;
+        route.reason = blocked::noHealthyProxy;
+        route.detail = QStringLiteral("the egress pools have not been probed yet");
+    }
+    return route;
 }
 
 void AccountPool::refreshDueAccounts()
@@ -71,6 +110,7 @@ void AccountPool::applyRefresh(const QString &accountId, const RefreshCoordinato
     const qint64 now = m_clock.nowMs();
     if (o.ok) {
         m_refreshRetryAtMs.remove(accountId);
+        m_refreshEgress.remove(accountId);
         a.tokens = o.tokens;
         a.record.tokenExpiresAtMs = o.expiresAtMs;
         a.record.lastRefreshMs = now;
@@ -84,6 +124,16 @@ void AccountPool::applyRefresh(const QString &accountId, const RefreshCoordinato
         emit slotFreed();
         return;
     }
+    if (!o.egressReason.isEmpty()) {
+        // Fail closed: nothing went out, the tokens are untouched and the account stays as it is.
+        m_refreshEgress.insert(accountId, {o.egressReason, o.message});
+        m_refreshRetryAtMs.insert(accountId, now + kRetryAfterEgressMs);
+        qCWarning(lcPool).noquote() << "token refresh of" << accountId
+                                    << "blocked by its egress pool, will retry:" << o.message;
+        emit accountsChanged();
+        return;
+    }
+    m_refreshEgress.remove(accountId);
     switch (o.failure) {
     case RefreshFailure::Permanent:
         setStatus(a, QStringLiteral("reauth_required"),

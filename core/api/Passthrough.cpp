@@ -196,7 +196,6 @@ private:
         m_record.latency.totalMs = m_s.clock->monotonicMs() - m_startedMono;
         if (logStatus != QLatin1String("completed"))
             m_record.blockedBy = m_egress->blockedBy(); // distinct and sorted
-        const bool logIt = m_route == Route::CodexResponsesCompact;
         auto deliver = [this, status, body] {
             if (m_response && status > 0) {
                 m_response->setHeader("x-request-id", m_requestId.toLatin1());
@@ -206,10 +205,9 @@ private:
             }
             deleteLater();
         };
-        if (logIt)
-            writeRequestLog(m_s.store, m_record, Settlement{}, this, [deliver](bool, const SettleOutcome &) { deliver(); });
-        else
-            deliver();
+        // Model lists are booked too: their attempts move a round_robin pool's cursor like a turn's, and the
+        // log must account for every attempt through a pool (docs/EGRESS.md).
+        writeRequestLog(m_s.store, m_record, Settlement{}, this, [deliver](bool, const SettleOutcome &) { deliver(); });
     }
 
     ProxyServices m_s;

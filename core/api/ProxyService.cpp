@@ -49,6 +49,14 @@ QString ProxyService::start()
     m_server->setMaxBodyBytes(m_config->maxBodyBytes);
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
 
+    // Egress credentials and the first probe round come first: no request, token refresh or usage poll meets
+    // a pool of unknown health.
+    m_egress = new EgressSelector(*m_config, m_clock, m_secrets, this);
+    QEventLoop egressLoop;
+    m_egress->start([&egressLoop] { egressLoop.quit(); });
+    egressLoop.exec();
+    m_pool->setEgress(m_egress);
+
     QEventLoop loop;
     QString poolError;
     m_pool->start([&loop, &poolError](const QString &error) {
@@ -58,13 +66,6 @@ QString ProxyService::start()
     loop.exec();
     if (!poolError.isEmpty())
         return poolError;
-    // Egress credentials and the first probe round come before listening: no request meets a pool of
-    // unknown health.
-    m_egress = new EgressSelector(*m_config, m_clock, m_secrets, this);
-    QEventLoop egressLoop;
-    m_egress->start([&egressLoop] { egressLoop.quit(); });
-    egressLoop.exec();
-
     if (!m_server->listen(m_config->listenAddress, m_config->listenPort))
         return QStringLiteral("cannot listen on %1:%2: %3")
             .arg(m_config->listenAddress.toString())
@@ -144,7 +145,8 @@ void ProxyService::finishDrain()
 void ProxyService::startUsagePolling()
 {
     // One account at a time, staggered over the interval: quota windows stay fresh for idle accounts too.
-    // A bound account's usage poll goes through its egress pool like its turns, never direct.
+    // A bound account's usage poll goes through a healthy proxy of its egress pool, never direct; polls are
+    // not logged requests, so they leave the pool's round_robin cursor alone (EgressRoute).
     const UsagePoller::Fetch direct = UsagePoller::fetchWith(m_upstream);
     UsagePoller::Fetch fetch = [this, direct](const UpstreamRequest &request, UsagePoller::FetchDone done) {
         QString chatgptAccountId;
@@ -155,16 +157,16 @@ void ProxyService::startUsagePolling()
         for (const AccountPool::Account *a : m_pool->accounts()) {
             if (a->record.chatgptAccountId != chatgptAccountId)
                 continue;
-            auto egress = std::shared_ptr<EgressRequest>(m_egress->beginRequest());
-            const EgressDecision d = egress->nextAttempt(a->record.id, a->record.alias);
-            if (!d.allowed()) {
-                QTimer::singleShot(0, this, [done, d] { done({0, {}, QStringLiteral("egress: ") + d.detail}); });
+            const EgressRoute route = m_pool->outboundRoute(a->record.id);
+            if (!route.allowed()) {
+                const QString error = QStringLiteral("egress: %1 (%2)").arg(route.reason, route.detail);
+                QTimer::singleShot(0, this, [done, error] { done({0, {}, error}); });
                 return UsagePoller::Cancel();
             }
             UpstreamRequest routed = request;
-            routed.egress = d.upstreamEgress();
-            // The poll's own egress state lives as long as its fetch.
-            return direct(routed, [egress, done](const UsageFetchReply &reply) { done(reply); });
+            if (route.kind == EgressRoute::Kind::Proxies)
+                routed.egress = UpstreamEgress{route.hops.first().name, route.hops.first().proxy};
+            return direct(routed, done);
         }
         return direct(request, done);
     };

@@ -124,6 +124,9 @@ void Turn::refreshThenRetry(const QString &failedAccount, const FailureInfo &fai
                 self->route();
                 return;
             }
+            // A refresh the account's egress pool could not carry: the request says so in its blocked_by.
+            if (const QString egress = self->m_s.pool->refreshEgressReason(failedAccount); !ok && !egress.isEmpty())
+                self->m_egress->noteReason(egress);
             self->m_s.pool->recordFailure(failedAccount, failure);
             self->failOver(failedAccount);
         },

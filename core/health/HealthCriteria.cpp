@@ -1,7 +1,7 @@
 #include "health/HealthCriteria.h"
 
 #include "config/Config.h"
-#include "upstream/egress/FaultSwitch.h"
+#include "util/Faults.h"
 
 #include <QJsonArray>
 #include <QSet>
@@ -88,10 +88,8 @@ HealthCriterion poolCriterion(const HealthInputs &in, const EgressPoolSpec &pool
     // Healthy = live probes reached the upstream through at least one member, and every member's credentials
     // are there (the gateway refuses a pool with a member it cannot authenticate).
     c.ok = reached > 0 && locked.isEmpty();
-#ifdef SWITCHYARD_FAULT_INJECTION
-    if (fault::active(fault::healthFromCandidates))
-        c.ok = !pool.proxies.isEmpty(); // the planted failure: "a candidate exists" taken for health
-#endif
+    if (SY_FAULT("egress-health-from-candidates"))
+        c.ok = !pool.proxies.isEmpty(); // the planted failure (fault build only): "a candidate exists"
     if (!locked.isEmpty())
         c.detail = QStringLiteral("unusable: no credentials for %1").arg(locked.join(QStringLiteral(", ")));
     else
@@ -260,10 +258,8 @@ HealthCriterion aggregatesCriterion(const HealthInputs &in)
 HealthReport evaluateHealth(const HealthInputs &in)
 {
     HealthReport report;
-#ifdef SWITCHYARD_FAULT_INJECTION
-    if (fault::active(fault::emptyCriteria))
-        return report; // the planted failure: a table with nothing in it
-#endif
+    if (SY_FAULT("health-empty-criteria"))
+        return report; // the planted failure (fault build only): a table with nothing in it
     report.criteria.append(configCriterion(in));
     for (const EgressPoolSpec &pool : in.config->egress.pools)
         report.criteria.append(poolCriterion(in, pool));

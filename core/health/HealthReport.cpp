@@ -1,6 +1,6 @@
 #include "health/HealthReport.h"
 
-#include "upstream/egress/FaultSwitch.h"
+#include "util/Faults.h"
 
 #include <QJsonArray>
 
@@ -17,12 +17,10 @@ bool HealthReport::allHold() const
 
 int HealthReport::exitCode() const
 {
-#ifdef SWITCHYARD_FAULT_INJECTION
-    if (fault::active(fault::exitZero))
-        return 0; // the planted failure: exit 0 no matter what
-    if (fault::active(fault::emptyCriteria) && criteria.isEmpty())
-        return 0; // the planted failure: "all of nothing holds"
-#endif
+    if (SY_FAULT("health-exit-zero"))
+        return 0; // the planted failure (fault build only): exit 0 no matter what
+    if (SY_FAULT("health-empty-criteria") && criteria.isEmpty())
+        return 0; // the planted failure (fault build only): "all of nothing holds"
     if (criteria.isEmpty())
         return 2;
     return allHold() ? 0 : 2;

@@ -17,6 +17,15 @@
 //   conflated-timers       a pre_response kill is labelled stream_idle (Inv11)
 //   single-shared-timeout  one timer (request_total) bounds every stage (Inv2)
 //   misroute-producer      an upstream connection is reused before its response was read to the end (Inv6)
+//
+// The egress pool and health check (issue 7; docs/EGRESS.md), each caught by tests/probe or `health`:
+//   egress-record-wrong-proxy     an attempt is carried by one proxy of the pool and recorded as another
+//   egress-shared-budget          one egress budget (time and attempts) per pool for every request
+//   egress-first-reason-only      blocked_by keeps only the first reason a request met
+//   egress-health-from-candidates a pool counts as healthy when it has members (gateway and `health`)
+//   health-empty-criteria         `health` evaluates no criterion and calls that healthy
+//   health-exit-zero              `health` exits 0 whatever its criteria say
+//   egress-config-defaults        a broken egress section of the config file silently means "direct"
 
 #ifdef SWITCHYARD_FAULT_INJECTION
 namespace sy {

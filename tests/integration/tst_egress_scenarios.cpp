@@ -152,6 +152,56 @@ private slots:
         QCOMPARE(proxy->stop(), 0);
     }
 
+    // Model-list calls are attempts through the pool like turns: they move the round_robin cursor and are
+    // logged with their attempts, so the probe's recomputed walk still matches when clients mix them in.
+    void modelListsShareTheRoundRobinWalk()
+    {
+        auto proxy = instance(
+            {{QStringLiteral("egress_proxies"), QJsonArray{proxyEntry(fleet().proxy(QStringLiteral("ok"))),
+                                                           proxyEntry(fleet().proxy(QStringLiteral("d1"))),
+                                                           proxyEntry(fleet().proxy(QStringLiteral("slow")))}},
+             {QStringLiteral("egress_pools"),
+              QJsonArray{pool(QStringLiteral("rr"), QStringLiteral("round_robin"),
+                              {QStringLiteral("ok"), QStringLiteral("d1"), QStringLiteral("slow")}, 2000, 3)}},
+             {QStringLiteral("egress_default_pool"), QStringLiteral("rr")}},
+            1);
+        QVERIFY2(proxy->start(m_fake.baseUrl()), qPrintable(proxy->errorString()));
+        QHash<QString, QString> models; // request id -> path
+        QString lastTurn;
+        for (int i = 0; i < 24; ++i) {
+            if (i % 3 == 0) {
+                const SseResult r = turn(*proxy);
+                QCOMPARE(r.status, 200);
+                lastTurn = QString::fromLatin1(r.header("x-request-id"));
+                continue;
+            }
+            const QString path =
+                i % 3 == 1 ? QStringLiteral("/backend-api/codex/models") : QStringLiteral("/v1/models");
+            const HttpResult r = httpRequest("GET", QUrl(proxy->url(path)), kCodexHeaders);
+            QCOMPARE(r.status, 200);
+            models.insert(QString::fromLatin1(r.header("x-request-id")), path);
+        }
+        QCOMPARE(models.size(), 16);
+        // A model list's row is written before its answer; a turn's as it settles.
+        QVERIFY(!proxy->waitForRequest(lastTurn).isEmpty());
+        const ProbeFiles files = collectProbeFiles(*proxy, m_fake, fleet(), false);
+        const ProbeRun probe = runEgressProbe(m_out.path(), files);
+        QVERIFY2(probe.exitCode == 0, qPrintable(probe.output.right(3000)));
+        QVERIFY2(probe.output.contains(QLatin1String("round_robin in order")), qPrintable(probe.output));
+        QCOMPARE(files.requests.size(), 24);
+        for (const QJsonValue &v : files.requests) {
+            const QJsonObject row = v.toObject();
+            const QString id = row.value(QLatin1String("request_id")).toString();
+            if (!models.contains(id))
+                continue;
+            QCOMPARE(row.value(QLatin1String("route")).toString(), models.value(id));
+            QVERIFY(!row.value(QLatin1String("attempts")).toArray().isEmpty());
+            models.remove(id);
+        }
+        QVERIFY(models.isEmpty());
+        QCOMPARE(proxy->stop(), 0);
+    }
+
     // An account bound to a pool without a healthy proxy never goes direct; another account still serves.
     void failClosedWithoutAHealthyProxy()
     {

@@ -1,6 +1,6 @@
 #include "upstream/egress/EgressBudget.h"
 
-#include "upstream/egress/FaultSwitch.h"
+#include "util/Faults.h"
 
 #include <algorithm>
 
@@ -21,10 +21,8 @@ QString blockedReasonForOutcome(const QString &outcome, bool viaProxy)
 
 void BlockedReasons::add(const QString &reason)
 {
-#ifdef SWITCHYARD_FAULT_INJECTION
-    if (fault::active(fault::firstReasonOnly) && !m_reasons.isEmpty())
-        return; // the planted failure: only the first reason is kept
-#endif
+    if (SY_FAULT("egress-first-reason-only") && !m_reasons.isEmpty())
+        return; // the planted failure (fault build only): only the first reason is kept
     m_reasons.insert(reason);
 }
 

@@ -1,6 +1,6 @@
 #include "upstream/egress/EgressConfig.h"
 
-#include "upstream/egress/FaultSwitch.h"
+#include "util/Faults.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>
@@ -345,12 +345,10 @@ QString parseEgressSettings(const QString &file, const QJsonObject &root, Egress
 {
     *out = EgressSettings();
     const QString error = parseStrict(file, root, out);
-#ifdef SWITCHYARD_FAULT_INJECTION
-    if (!error.isEmpty() && fault::active(fault::configDefaults)) {
-        *out = EgressSettings(); // the planted failure: a broken section silently means "direct"
+    if (!error.isEmpty() && SY_FAULT("egress-config-defaults")) {
+        *out = EgressSettings(); // the planted failure (fault build only): a broken section silently means "direct"
         return {};
     }
-#endif
     if (!error.isEmpty())
         *out = EgressSettings();
     return error;

@@ -1,6 +1,6 @@
 #include "upstream/egress/EgressPool.h"
 
-#include "upstream/egress/FaultSwitch.h"
+#include "util/Faults.h"
 
 #include <QStringList>
 
@@ -72,10 +72,8 @@ int EgressPool::pick(int attemptInRequest)
 
 bool EgressPool::isHealthy(const EgressPoolSpec &spec, const QList<EgressProxyState> &proxies)
 {
-#ifdef SWITCHYARD_FAULT_INJECTION
-    if (fault::active(fault::healthFromCandidates))
-        return !spec.proxies.isEmpty(); // the planted failure: "a candidate exists" taken for health
-#endif
+    if (SY_FAULT("egress-health-from-candidates"))
+        return !spec.proxies.isEmpty(); // the planted failure (fault build only): "a candidate exists"
     for (const QString &name : spec.proxies) {
         const EgressProxyState *p = stateOf(name, proxies);
         if (p && p->health == EgressProxyState::Health::Healthy)

@@ -1,7 +1,7 @@
 #include "upstream/egress/EgressRequest.h"
 
 #include "upstream/egress/EgressSelector.h"
-#include "upstream/egress/FaultSwitch.h"
+#include "util/Faults.h"
 
 namespace sy {
 
@@ -62,11 +62,8 @@ EgressDecision EgressRequest::nextAttempt(const QString &accountId, const std::o
 
     const QStringList &members = pool->spec().proxies;
     const int index = pool->pick(budget->attempts());
-    int carrier = index;
-#ifdef SWITCHYARD_FAULT_INJECTION
-    if (fault::active(fault::recordWrongProxy))
-        carrier = (index + 1) % int(members.size()); // the planted failure: one proxy named, another used
-#endif
+    // The planted failure (fault build only): one proxy named, another used.
+    const int carrier = SY_FAULT("egress-record-wrong-proxy") ? (index + 1) % int(members.size()) : index;
     const EgressProxyState *state = m_selector->proxy(members.at(carrier));
     d.kind = EgressDecision::Kind::Proxy;
     d.proxyName = members.at(index);

@@ -5,7 +5,7 @@
 #include "upstream/egress/EgressCredentials.h"
 #include "upstream/egress/EgressProber.h"
 #include "upstream/egress/EgressRequest.h"
-#include "upstream/egress/FaultSwitch.h"
+#include "util/Faults.h"
 
 #include <QJsonArray>
 #include <QLoggingCategory>
@@ -178,9 +178,8 @@ std::shared_ptr<EgressBudget> EgressSelector::budgetFor(const QString &pool)
     const EgressPoolSpec *spec = m_settings.pool(pool);
     const int budgetMs = spec ? spec->requestBudgetMs : 0;
     const int maxAttempts = spec ? spec->maxAttempts : 0;
-#ifdef SWITCHYARD_FAULT_INJECTION
-    if (fault::active(fault::sharedBudget)) {
-        // The planted failure: one budget for every request through the pool.
+    if (SY_FAULT("egress-shared-budget")) {
+        // The planted failure (fault build only): one budget for every request through the pool.
         static QHash<QString, std::shared_ptr<EgressBudget>> shared;
         const QString key = QString::number(quintptr(this)) + QLatin1Char('/') + pool;
         std::shared_ptr<EgressBudget> &b = shared[key];
@@ -188,13 +187,42 @@ std::shared_ptr<EgressBudget> EgressSelector::budgetFor(const QString &pool)
             b = std::make_shared<EgressBudget>(m_clock, budgetMs, maxAttempts);
         return b;
     }
-#endif
     return std::make_shared<EgressBudget>(m_clock, budgetMs, maxAttempts);
 }
 
 QString EgressSelector::poolFor(const QString &accountId, const std::optional<QString> &alias) const
 {
     return m_settings.poolForAccount(accountId, alias);
+}
+
+EgressRoute EgressSelector::backgroundRoute(const QString &accountId, const std::optional<QString> &alias) const
+{
+    EgressRoute route;
+    route.pool = poolFor(accountId, alias);
+    if (route.pool.isEmpty())
+        return route;
+    const auto refuse = [&route](const QString &reason, const QString &detail) {
+        route.kind = EgressRoute::Kind::Refused;
+        route.reason = reason;
+        route.detail = detail;
+        return route;
+    };
+    const EgressPoolSpec *spec = m_settings.pool(route.pool);
+    if (!spec)
+        return refuse(blocked::poolUnusable, QStringLiteral("egress pool \"%1\" is not configured").arg(route.pool));
+    const QString unusable = EgressPool::unusableReason(*spec, m_proxies);
+    if (!unusable.isEmpty())
+        return refuse(blocked::poolUnusable, unusable);
+    for (const QString &name : spec->proxies) {
+        const EgressProxyState *state = proxy(name);
+        if (state && state->health == EgressProxyState::Health::Healthy && route.hops.size() < spec->maxAttempts)
+            route.hops.append({name, state->proxy});
+    }
+    if (route.hops.isEmpty())
+        return refuse(blocked::noHealthyProxy,
+                      QStringLiteral("no proxy of egress pool \"%1\" passed its last probe").arg(route.pool));
+    route.kind = EgressRoute::Kind::Proxies;
+    return route;
 }
 
 EgressPool *EgressSelector::pool(const QString &name)

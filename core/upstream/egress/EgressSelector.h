@@ -3,6 +3,7 @@
 #include "upstream/egress/EgressBudget.h"
 #include "upstream/egress/EgressConfig.h"
 #include "upstream/egress/EgressPool.h"
+#include "upstream/egress/EgressRoute.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -42,6 +43,10 @@ public:
 
     // A new request's own view (its budgets and blocked_by reasons). Never shared between requests.
     std::unique_ptr<EgressRequest> beginRequest();
+
+    // The route of an account's calls that are not logged requests (token refresh, usage polls): the healthy
+    // members of its pool in configured order, never moving the pool's cursor. Refused when none can carry it.
+    EgressRoute backgroundRoute(const QString &accountId, const std::optional<QString> &alias) const;
 
     // The pool an account's attempts go through; empty = direct.
     QString poolFor(const QString &accountId, const std::optional<QString> &alias) const;

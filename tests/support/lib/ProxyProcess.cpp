@@ -115,10 +115,20 @@ bool ProxyProcess::writeConfig()
 
 CliResult ProxyProcess::cli(const QStringList &args, int timeoutMs) const
 {
+    return cliOf(qEnvironmentVariable("SWITCHYARD_BIN"), args, {}, timeoutMs);
+}
+
+CliResult ProxyProcess::cliOf(const QString &program, const QStringList &args, const QByteArray &input,
+                              int timeoutMs) const
+{
     CliResult r;
     QProcess p;
     p.setProcessEnvironment(environment());
-    p.start(qEnvironmentVariable("SWITCHYARD_BIN"), args);
+    p.start(program, args);
+    if (p.waitForStarted(timeoutMs)) {
+        p.write(input);
+        p.closeWriteChannel();
+    }
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();

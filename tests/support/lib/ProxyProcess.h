@@ -88,6 +88,9 @@ public:
 
     // Runs the CLI with this instance's data dir and config.
     CliResult cli(const QStringList &args, int timeoutMs = 30000) const;
+    // Runs `program` (SWITCHYARD_BIN, SWITCHYARD_FAULTS_BIN...) the same way, with `input` on its stdin.
+    CliResult cliOf(const QString &program, const QStringList &args, const QByteArray &input = {},
+                    int timeoutMs = 30000) const;
     // The request log as `switchyard requests --json --limit 1000` prints it.
     QJsonArray requestLog() const;
     // Waits until the request log holds a row for `requestId` (rows are written as turns settle).
