@@ -66,22 +66,26 @@ void RequestsModel::request(const std::optional<RequestCursor> &after, bool coun
         [this, generation](const RequestPage &page) {
             if (generation != m_generation)
                 return;
-            setLoading(false);
             m_lastQueryMs = page.elapsedMs;
             if (!page.error.isEmpty()) {
+                setLoading(false);
                 emit errorOccurred(page.error);
                 return;
             }
+            // The cursor moves before anyone hears of the page: a view or tester reacting to loadingChanged or
+            // rowsInserted may ask for the next page at once (canFetchMore/fetchMore), and must not get this
+            // one again.
+            m_next = page.next;
+            if (page.matching)
+                m_matching = page.matching;
+            setLoading(false);
             if (!page.rows.isEmpty()) {
                 beginInsertRows({}, int(m_rows.size()), int(m_rows.size() + page.rows.size()) - 1);
                 m_rows.insert(m_rows.end(), page.rows.begin(), page.rows.end());
                 endInsertRows();
             }
-            m_next = page.next;
-            if (page.matching) {
-                m_matching = page.matching;
+            if (page.matching)
                 emit matchingCountChanged(*page.matching);
-            }
             emit pageLoaded(int(page.rows.size()));
         });
 }
