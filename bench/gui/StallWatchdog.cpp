@@ -3,6 +3,7 @@
 #include <QEvent>
 #include <QFile>
 #include <QMetaEnum>
+#include <QThread>
 #include <algorithm>
 #include <ctime>
 
@@ -46,6 +47,9 @@ TimedApplication::TimedApplication(int &argc, char **argv) : QApplication(argc, 
 
 bool TimedApplication::notify(QObject *receiver, QEvent *event)
 {
+    // Worker threads dispatch their own events through here too: only the GUI thread is measured.
+    if (QThread::currentThread() != thread())
+        return QApplication::notify(receiver, event);
     if (m_depth > 0) {
         ++m_depth;
         const bool r = QApplication::notify(receiver, event);
@@ -55,15 +59,17 @@ bool TimedApplication::notify(QObject *receiver, QEvent *event)
     ++m_depth;
     m_labels.clear();
     const qint64 start = m_clock.nsecsElapsed();
-    const QEvent::Type type = event->type(); // the event may be gone after dispatch
+    // Receiver and event may be gone after the dispatch (deleteLater): read them first.
+    const QEvent::Type type = event->type();
+    const char *className = receiver->metaObject()->className();
+    const QString objectName = receiver->objectName();
     const bool r = QApplication::notify(receiver, event);
     const qint64 duration = m_clock.nsecsElapsed() - start;
     --m_depth;
     if (duration >= 1000000) {
-        QString what = QStringLiteral("%1 %2").arg(QString::fromLatin1(receiver->metaObject()->className()),
-                                                   eventName(type));
-        if (!receiver->objectName().isEmpty())
-            what += QStringLiteral(" (%1)").arg(receiver->objectName());
+        QString what = QStringLiteral("%1 %2").arg(QString::fromLatin1(className), eventName(type));
+        if (!objectName.isEmpty())
+            what += QStringLiteral(" (%1)").arg(objectName);
         if (!m_labels.isEmpty())
             what += QStringLiteral(" [%1]").arg(m_labels);
         m_recent.push_back({start, duration, what});
@@ -158,6 +164,14 @@ double StallWatchdog::maxGap() const
 int StallWatchdog::countAbove(double ms) const
 {
     return int(std::count_if(m_gaps.begin(), m_gaps.end(), [ms](double g) { return g > ms; }));
+}
+
+double StallWatchdog::maxCpuInGap() const
+{
+    double most = 0;
+    for (const Stall &s : m_stalls)
+        most = qMax(most, s.cpuMs);
+    return most;
 }
 
 Stall StallWatchdog::sumAbove(double ms) const

@@ -68,6 +68,8 @@ public:
     double percentile(double p) const;
     double maxGap() const;
     int countAbove(double ms) const;
+    // The most CPU the GUI thread used inside one gap above 20 ms: what a gap would be on an idle machine.
+    double maxCpuInGap() const;
     // Sums over every gap above `ms`: wall, CPU and runqueue time.
     Stall sumAbove(double ms) const;
 

@@ -32,6 +32,7 @@
 #include <QThread>
 #include <atomic>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 
 using namespace sy;
@@ -109,13 +110,18 @@ protected:
     {
         Database db;
         QString error;
-        if (m_perSecond <= 0 || !db.open(m_path, &error))
+        if (m_perSecond <= 0)
             return;
+        if (!db.open(m_path, &error)) {
+            std::fprintf(stderr, "writer: %s\n", qPrintable(error));
+            return;
+        }
         const QList<AccountRecord> accounts = AccountRepository(db).list(&error);
         RequestLogRepository log(db);
+        const QString run = QString::number(QDateTime::currentMSecsSinceEpoch(), 36); // ids unique per run
         for (int i = 0; !stop; ++i) {
             RequestLogRecord r;
-            r.requestId = QStringLiteral("req_live_%1").arg(i, 8, 10, QLatin1Char('0'));
+            r.requestId = QStringLiteral("req_live_%1_%2").arg(run).arg(i, 8, 10, QLatin1Char('0'));
             r.startedAtMs = QDateTime::currentMSecsSinceEpoch();
             r.route = QStringLiteral("/backend-api/codex/responses");
             r.model = QStringLiteral("gpt-5-codex");
@@ -124,6 +130,8 @@ protected:
             r.tokens = {9000, 4000, 300, 20, 9300};
             if (log.insert(r, &error))
                 ++written;
+            else if (i < 3)
+                std::fprintf(stderr, "writer: %s\n", qPrintable(error));
             QThread::msleep(1000 / m_perSecond);
         }
     }
@@ -186,7 +194,25 @@ int main(int argc, char **argv)
     ui::RequestsModel *model = pages.requests->model();
     QTableView *view = pages.requests->view();
     QObject::connect(model, &ui::RequestsModel::pageLoaded, [](int) { TimedApplication::note(QStringLiteral("pageLoaded")); });
-    QObject::connect(model, &QAbstractItemModel::modelReset, [] { TimedApplication::note(QStringLiteral("modelReset")); });
+    QList<Step> steps;
+    int current = -1;
+    // Where a reset's time goes: before the model announces it, the views' reset handling, after it.
+    QElapsedTimer resetClock;
+    qint64 resetCpu0 = 0, aboutCpu = 0;
+    const auto cpuNs = [] {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    };
+    QObject::connect(model, &QAbstractItemModel::modelAboutToBeReset, [&] { aboutCpu = cpuNs(); });
+    QObject::connect(model, &QAbstractItemModel::modelReset, [&] {
+        std::printf("reset (%s, %.0f ms wall so far): %.1f ms CPU before it, %.1f ms CPU in the views' reset\n",
+                    qPrintable(steps.value(current).name), double(resetClock.elapsed()),
+                    double(aboutCpu - resetCpu0) / 1e6, double(cpuNs() - aboutCpu) / 1e6);
+        TimedApplication::note(QStringLiteral("modelReset: %1 ms CPU before, %2 ms CPU in the views' reset")
+                                   .arg(double(aboutCpu - resetCpu0) / 1e6, 0, 'f', 1)
+                                   .arg(double(cpuNs() - aboutCpu) / 1e6, 0, 'f', 1));
+    });
     QObject::connect(model, &QAbstractItemModel::rowsInserted, [](const QModelIndex &, int first, int last) {
         TimedApplication::note(QStringLiteral("rowsInserted %1..%2").arg(first).arg(last));
     });
@@ -206,11 +232,12 @@ int main(int argc, char **argv)
     int seriesSeen = 0;
     QObject::connect(pages.usage, &ui::UsagePage::seriesShown, [&] { ++seriesSeen; });
     int pagesWalked = 0;
+    int rowsWalked = 0;
     qint64 walkStart = 0;
+    qint64 walkMs = 0;
     QElapsedTimer clock;
     clock.start();
 
-    QList<Step> steps;
     steps << Step{QStringLiteral("open"), [&] { window.showPage(pages.requests); }, idle, 500};
     steps << Step{QStringLiteral("scroll"),
                   [&] { walkStart = clock.elapsed(); },
@@ -219,8 +246,16 @@ int main(int argc, char **argv)
                       if (!model->isLoading() && model->rowCount() < walkRows) {
                           view->verticalScrollBar()->setValue(view->verticalScrollBar()->maximum());
                           ++pagesWalked;
+                          if (qEnvironmentVariableIsSet("SY_BENCH_DEBUG"))
+                              std::fprintf(stderr, "rows %d max %d visible %d more %d\n", model->rowCount(),
+                                           view->verticalScrollBar()->maximum(), int(view->isVisible()),
+                                           int(model->canFetchMore({})));
                       }
-                      return model->rowCount() >= walkRows || (!model->isLoading() && !model->hasMore());
+                      if (model->rowCount() < walkRows && (model->isLoading() || model->hasMore()))
+                          return false;
+                      rowsWalked = model->rowCount();
+                      walkMs = clock.elapsed() - walkStart;
+                      return true;
                   }};
     steps << Step{QStringLiteral("select"), [&] { view->selectRow(model->rowCount() / 2); }, [] { return true; }, 300};
     steps << Step{QStringLiteral("filter status"),
@@ -253,7 +288,6 @@ int main(int argc, char **argv)
     steps << Step{QStringLiteral("live"), [&] { window.showPage(pages.live); }, [] { return true; }, 1500};
     steps << Step{QStringLiteral("requests with new rows"), [&] { window.showPage(pages.requests); }, idle, 6000};
 
-    int current = -1;
     qint64 stepStart = 0;
     QTimer driver;
     driver.setInterval(20);
@@ -270,7 +304,14 @@ int main(int argc, char **argv)
         }
         stepStart = clock.elapsed();
         watchdog.setPhase(steps[current].name);
+        resetCpu0 = cpuNs();
+        resetClock.start();
         steps[current].action();
+        const double actionCpuMs = double(cpuNs() - resetCpu0) / 1e6;
+        std::printf("action %s: %.1f ms CPU, %.0f ms wall\n", qPrintable(steps[current].name), actionCpuMs,
+                    double(resetClock.elapsed()));
+        if (actionCpuMs > 5)
+            TimedApplication::note(QStringLiteral("%1: %2 ms CPU in the action").arg(steps[current].name).arg(actionCpuMs, 0, 'f', 1));
     });
 
     window.resize(1100, 720);
@@ -288,15 +329,16 @@ int main(int argc, char **argv)
     writer.wait();
 
     const double seconds = double(clock.elapsed()) / 1000;
-    std::printf("rows_loaded=%d pages_walked=%d walk_s=%.1f new_rows_written=%d run_s=%.1f load_end=%s\n",
-                model->rowCount(), pagesWalked, double(clock.elapsed() - walkStart) / 1000, writer.written.load(),
-                seconds, qPrintable(loadAverage()));
+    std::printf("rows_walked=%d pages_walked=%d walk_s=%.1f new_rows_written=%d run_s=%.1f load_end=%s\n",
+                rowsWalked, pagesWalked, double(walkMs) / 1000, writer.written.load(), seconds,
+                qPrintable(loadAverage()));
     std::printf("gui_gap_ms max=%.1f p99=%.1f p99.9=%.1f p50=%.1f ticks=%lld over_50ms=%d over_20ms=%d\n",
                 watchdog.maxGap(), watchdog.percentile(99), watchdog.percentile(99.9), watchdog.percentile(50),
                 static_cast<long long>(watchdog.gaps().size()), watchdog.countAbove(50), watchdog.countAbove(20));
     const Stall sum = watchdog.sumAbove(20);
-    std::printf("gaps_over_20ms_total wall=%.1f ms gui_cpu=%.1f ms runqueue_wait=%.1f ms\n", sum.gapMs, sum.cpuMs,
-                sum.runqueueMs);
+    std::printf("gaps_over_20ms_total wall=%.1f ms gui_cpu=%.1f ms runqueue_wait=%.1f ms; most GUI-thread CPU in one "
+                "gap=%.1f ms\n",
+                sum.gapMs, sum.cpuMs, sum.runqueueMs, watchdog.maxCpuInGap());
     std::printf("longest gaps (wall / GUI-thread CPU / waiting for a CPU; dispatches >= 1 ms in the gap):\n");
     for (const Stall &s : watchdog.longest(12)) {
         std::printf("  %6.1f ms  cpu %5.1f  runqueue %5.1f  at %5.1f s  [%s]\n", s.gapMs, s.cpuMs, s.runqueueMs, s.atS,

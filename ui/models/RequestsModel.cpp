@@ -27,10 +27,14 @@ void RequestsModel::reload()
 {
     ++m_generation; // answers to earlier requests are dropped
     beginResetModel();
-    // Freeing hundreds of thousands of loaded rows takes a while: let the worker thread do it.
-    auto old = std::make_shared<std::deque<RequestLogRecord>>();
+    // Freeing hundreds of thousands of loaded rows takes tens of ms: the worker thread does it. The rows move
+    // into the job itself (no copy of the pointer stays here): had this thread kept a reference, an idle
+    // worker could run the job first and leave the last reference, and so the freeing, to the GUI thread.
+    auto old = std::make_unique<std::deque<RequestLogRecord>>();
     old->swap(m_rows);
-    m_worker->post([old](DbWorker::Context &) mutable { old.reset(); });
+    m_worker->post([old = std::shared_ptr<std::deque<RequestLogRecord>>(std::move(old))](DbWorker::Context &) mutable {
+        old.reset();
+    });
     m_next.reset();
     m_matching.reset();
     endResetModel();
