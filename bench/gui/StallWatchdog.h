@@ -42,11 +42,11 @@ private:
 // What the GUI thread did between two watchdog ticks that came late.
 struct Stall
 {
-    double gapMs = 0;       // wall time between the two ticks (the 5 ms period included)
-    double cpuMs = 0;       // CPU time the GUI thread got in that gap (CLOCK_THREAD_CPUTIME_ID)
-    double runqueueMs = 0;  // time it waited runnable for a CPU (/proc/thread-self/schedstat)
-    double atS = 0;         // seconds since the watchdog started
-    QString phase;          // the benchmark phase running then
+    double gapMs = 0;      // wall time between the two ticks (the 5 ms period included)
+    double cpuMs = 0;      // CPU time the GUI thread got in that gap (CLOCK_THREAD_CPUTIME_ID)
+    double runqueueMs = 0; // time it waited runnable for a CPU (/proc/thread-self/schedstat)
+    double atS = 0;        // seconds since the watchdog started
+    QString phase;         // the benchmark phase running then
     QList<Dispatch> dispatches;
 };
 

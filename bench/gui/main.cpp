@@ -72,14 +72,15 @@ bool fillDatabase(const QString &path, qint64 rows, QString *error)
     Database db;
     if (!db.open(path, error))
         return false;
-    if (!db.exec(QStringLiteral("INSERT INTO usage_rollup_hourly (hour_start_ms, account_id, requests, errors, "
-                                "tokens_input, tokens_cached, tokens_output, tokens_reasoning, tokens_total) "
-                                "SELECT (started_at_ms / 3600000) * 3600000, coalesce(account_id, ''), count(*), "
-                                "sum(CASE WHEN status <> 'completed' THEN 1 ELSE 0 END), coalesce(sum(tokens_input), 0), "
-                                "coalesce(sum(tokens_cached), 0), coalesce(sum(tokens_output), 0), "
-                                "coalesce(sum(tokens_reasoning), 0), coalesce(sum(tokens_total), 0) "
-                                "FROM request_log GROUP BY 1, 2"),
-                 error))
+    if (!db.exec(
+            QStringLiteral("INSERT INTO usage_rollup_hourly (hour_start_ms, account_id, requests, errors, "
+                           "tokens_input, tokens_cached, tokens_output, tokens_reasoning, tokens_total) "
+                           "SELECT (started_at_ms / 3600000) * 3600000, coalesce(account_id, ''), count(*), "
+                           "sum(CASE WHEN status <> 'completed' THEN 1 ELSE 0 END), coalesce(sum(tokens_input), 0), "
+                           "coalesce(sum(tokens_cached), 0), coalesce(sum(tokens_output), 0), "
+                           "coalesce(sum(tokens_reasoning), 0), coalesce(sum(tokens_total), 0) "
+                           "FROM request_log GROUP BY 1, 2"),
+            error))
         return false;
     AccountRepository accounts(db);
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -193,7 +194,8 @@ int main(int argc, char **argv)
     const ui::DashboardWindow::Pages &pages = window.pages();
     ui::RequestsModel *model = pages.requests->model();
     QTableView *view = pages.requests->view();
-    QObject::connect(model, &ui::RequestsModel::pageLoaded, [](int) { TimedApplication::note(QStringLiteral("pageLoaded")); });
+    QObject::connect(model, &ui::RequestsModel::pageLoaded,
+                     [](int) { TimedApplication::note(QStringLiteral("pageLoaded")); });
     QList<Step> steps;
     int current = -1;
     // Where a reset's time goes: before the model announces it, the views' reset handling, after it.
@@ -219,7 +221,8 @@ int main(int argc, char **argv)
     QObject::connect(pages.usage, &ui::UsagePage::seriesShown, [&] {
         TimedApplication::note(QStringLiteral("chartsDrawn %1 ms").arg(pages.usage->lastDrawMs()));
     });
-    QObject::connect(&store, &ui::StoreClient::snapshotChanged, [] { TimedApplication::note(QStringLiteral("snapshot")); });
+    QObject::connect(&store, &ui::StoreClient::snapshotChanged,
+                     [] { TimedApplication::note(QStringLiteral("snapshot")); });
 
     StallWatchdog watchdog(&app);
     LogWriter writer(dbPath, writerHz);
@@ -239,8 +242,7 @@ int main(int argc, char **argv)
     clock.start();
 
     steps << Step{QStringLiteral("open"), [&] { window.showPage(pages.requests); }, idle, 500};
-    steps << Step{QStringLiteral("scroll"),
-                  [&] { walkStart = clock.elapsed(); },
+    steps << Step{QStringLiteral("scroll"), [&] { walkStart = clock.elapsed(); },
                   [&] {
                       // What a user dragging the scroll bar to the end does: the view fetches the next page.
                       if (!model->isLoading() && model->rowCount() < walkRows) {
@@ -261,7 +263,8 @@ int main(int argc, char **argv)
     steps << Step{QStringLiteral("filter status"),
                   [&] { statusCombo->setCurrentIndex(statusCombo->findData(QStringLiteral("failed"))); }, idle, 300};
     steps << Step{QStringLiteral("filter account"), [&] { accountCombo->setCurrentIndex(2); }, idle, 300};
-    steps << Step{QStringLiteral("filter model"), [&] { modelFilter->setText(QStringLiteral("gpt-5-codex")); }, idle, 600};
+    steps << Step{QStringLiteral("filter model"), [&] { modelFilter->setText(QStringLiteral("gpt-5-codex")); }, idle,
+                  600};
     steps << Step{QStringLiteral("filter time"), [&] { timeCombo->setCurrentIndex(2); }, idle, 300};
     steps << Step{QStringLiteral("clear filters"),
                   [&] {
@@ -272,7 +275,8 @@ int main(int argc, char **argv)
                   },
                   idle, 600};
     steps << Step{QStringLiteral("search"), [&] { search->setText(QStringLiteral("ab1")); }, idle, 600};
-    steps << Step{QStringLiteral("search upstream id"), [&] { search->setText(QStringLiteral("req_up_99999")); }, idle, 600};
+    steps << Step{QStringLiteral("search upstream id"), [&] { search->setText(QStringLiteral("req_up_99999")); }, idle,
+                  600};
     steps << Step{QStringLiteral("clear search"), [&] { search->clear(); }, idle, 600};
     for (auto range : {ui::UsageRange::Day, ui::UsageRange::Week, ui::UsageRange::Month, ui::UsageRange::Day}) {
         steps << Step{QStringLiteral("usage charts"),
@@ -311,7 +315,8 @@ int main(int argc, char **argv)
         std::printf("action %s: %.1f ms CPU, %.0f ms wall\n", qPrintable(steps[current].name), actionCpuMs,
                     double(resetClock.elapsed()));
         if (actionCpuMs > 5)
-            TimedApplication::note(QStringLiteral("%1: %2 ms CPU in the action").arg(steps[current].name).arg(actionCpuMs, 0, 'f', 1));
+            TimedApplication::note(
+                QStringLiteral("%1: %2 ms CPU in the action").arg(steps[current].name).arg(actionCpuMs, 0, 'f', 1));
     });
 
     window.resize(1100, 720);
@@ -329,9 +334,8 @@ int main(int argc, char **argv)
     writer.wait();
 
     const double seconds = double(clock.elapsed()) / 1000;
-    std::printf("rows_walked=%d pages_walked=%d walk_s=%.1f new_rows_written=%d run_s=%.1f load_end=%s\n",
-                rowsWalked, pagesWalked, double(walkMs) / 1000, writer.written.load(), seconds,
-                qPrintable(loadAverage()));
+    std::printf("rows_walked=%d pages_walked=%d walk_s=%.1f new_rows_written=%d run_s=%.1f load_end=%s\n", rowsWalked,
+                pagesWalked, double(walkMs) / 1000, writer.written.load(), seconds, qPrintable(loadAverage()));
     std::printf("gui_gap_ms max=%.1f p99=%.1f p99.9=%.1f p50=%.1f ticks=%lld over_50ms=%d over_20ms=%d\n",
                 watchdog.maxGap(), watchdog.percentile(99), watchdog.percentile(99.9), watchdog.percentile(50),
                 static_cast<long long>(watchdog.gaps().size()), watchdog.countAbove(50), watchdog.countAbove(20));

@@ -91,15 +91,15 @@ bool seed(Database &db, Seeded *out, QString *error)
         const qint64 started = kNow - 40 * kDay + (i / 3) * (40 * kDay / (kRows / 3)) - 1000;
         static const char *const prefixes[] = {"req_", "req_A", "req-", "Req_"};
         RequestLogRecord r;
-        r.requestId = QStringLiteral("%1%2").arg(QLatin1String(prefixes[i % 4])).arg(i * 7919 % 100000, 5, 10,
-                                                                                    QLatin1Char('0'));
+        r.requestId =
+            QStringLiteral("%1%2").arg(QLatin1String(prefixes[i % 4])).arg(i * 7919 % 100000, 5, 10, QLatin1Char('0'));
         r.startedAtMs = started;
         r.route = i % 5 ? QStringLiteral("/backend-api/codex/responses") : QStringLiteral("/v1/responses");
         r.model = i % 4 == 0 ? QStringLiteral("gpt-5-mini") : QStringLiteral("gpt-5-codex");
         if (i % 13 != 0)
             r.accountId = ids[i % 3];
-        r.status = i % 11 == 0 ? QStringLiteral("failed") : (i % 17 == 0 ? QStringLiteral("cancelled")
-                                                                          : QStringLiteral("completed"));
+        r.status = i % 11 == 0 ? QStringLiteral("failed")
+                               : (i % 17 == 0 ? QStringLiteral("cancelled") : QStringLiteral("completed"));
         if (i % 17 == 0 && i % 11 != 0)
             r.killStage = QStringLiteral("stream_idle");
         if (i % 3 == 0)

@@ -32,7 +32,6 @@
 
 #include <QAbstractItemModelTester>
 #include <QBarSet>
-#include <algorithm>
 #include <QChart>
 #include <QComboBox>
 #include <QDateTime>
@@ -44,6 +43,7 @@
 #include <QTableView>
 #include <QTest>
 #include <QTreeWidgetItem>
+#include <algorithm>
 #include <numeric>
 
 using namespace sy;
@@ -187,9 +187,9 @@ private slots:
         QStringList words;
         for (int i = 0; i < 40; ++i)
             words << QStringLiteral("w%1").arg(i);
-        m_held = new AsyncTurn(m_proxy.port(), turnRequestBytes("/backend-api/codex/responses",
-                                                                codexTurnBody(words.join(QLatin1Char(' ')))),
-                               this);
+        m_held = new AsyncTurn(
+            m_proxy.port(),
+            turnRequestBytes("/backend-api/codex/responses", codexTurnBody(words.join(QLatin1Char(' ')))), this);
         m_held->start(120000);
         QTRY_VERIFY_WITH_TIMEOUT(!m_held->outcome().outputAtMs.isEmpty(), 15000);
         QVERIFY(!m_held->outcome().requestId.isEmpty());
@@ -226,8 +226,8 @@ private slots:
         status.start();
 
         // The store, read independently while the slow stream is still open (nothing else runs meanwhile).
-        const QJsonArray log = cliArray({QStringLiteral("requests"), QStringLiteral("--json"), QStringLiteral("--limit"),
-                                         QStringLiteral("1000")});
+        const QJsonArray log = cliArray(
+            {QStringLiteral("requests"), QStringLiteral("--json"), QStringLiteral("--limit"), QStringLiteral("1000")});
         const QJsonArray accounts =
             cliArray({QStringLiteral("accounts"), QStringLiteral("list"), QStringLiteral("--json")});
         const QJsonArray usage = cliArray({QStringLiteral("usage"), QStringLiteral("--json")});
@@ -273,8 +273,8 @@ private:
         QVERIFY2(label("tokensToday").startsWith(Format::tokens(tokens) + QLatin1String(" (")),
                  qPrintable(label("tokensToday") + QStringLiteral(" vs ") + Format::tokens(tokens)));
         // Pooled remaining: the mean over the accounts (none paused) of what each window has left.
-        for (const auto &[key, name] : {std::pair{"primary_window", "fiveHourRemaining"},
-                                        std::pair{"secondary_window", "weeklyRemaining"}}) {
+        for (const auto &[key, name] :
+             {std::pair{"primary_window", "fiveHourRemaining"}, std::pair{"secondary_window", "weeklyRemaining"}}) {
             double sum = 0;
             int n = 0;
             for (const QJsonValue &v : usage) {
@@ -337,7 +337,8 @@ private:
         // The learnt windows are the fake upstream's (acct2: 47 % of 5 h, 8 % of the week).
         for (int r = 0; r < model->rowCount(); ++r) {
             if (model->accountId(r) == acct(2).id) {
-                QCOMPARE(model->index(r, AccountsModel::FiveHour).data(AccountsModel::UsedPercentRole).toDouble(), 47.0);
+                QCOMPARE(model->index(r, AccountsModel::FiveHour).data(AccountsModel::UsedPercentRole).toDouble(),
+                         47.0);
                 QCOMPARE(model->index(r, AccountsModel::Weekly).data(AccountsModel::UsedPercentRole).toDouble(), 8.0);
             }
         }
@@ -366,12 +367,14 @@ private:
         const QStringList budgets = t.value(QLatin1String("remaining_ms")).toObject().keys();
         QVERIFY(!budgets.isEmpty());
         for (const QString &budget : budgets)
-            QVERIFY2(remaining.contains(budget + QLatin1Char(' ')), qPrintable(budget + QStringLiteral(" in ") + remaining));
+            QVERIFY2(remaining.contains(budget + QLatin1Char(' ')),
+                     qPrintable(budget + QStringLiteral(" in ") + remaining));
         QCOMPARE(remaining.count(QStringLiteral(" · ")), budgets.size() - 1);
 
         // Owner slots: the one held for this turn, by this replica with the epoch in owner_slots.
         JsonTableModel *slotModel = page->slotsModel();
-        const QString replica = live.value(QLatin1String("replica")).toObject().value(QLatin1String("replica_id")).toString();
+        const QString replica =
+            live.value(QLatin1String("replica")).toObject().value(QLatin1String("replica_id")).toString();
         QVERIFY(!replica.isEmpty());
         Database db;
         QString error;
@@ -424,7 +427,8 @@ private:
         for (const QString &id : m_failedIds) {
             bool found = false;
             for (int row = 0; row < model->rowCount(); ++row)
-                found = found || (model->record(row).requestId == id && model->record(row).status != QLatin1String("completed"));
+                found = found ||
+                        (model->record(row).requestId == id && model->record(row).status != QLatin1String("completed"));
             QVERIFY2(found, qPrintable(id));
         }
 
@@ -442,7 +446,9 @@ private:
         QCOMPARE(attempts.size(), 2);
         QCOMPARE(str(attempts.at(0).toObject(), "account_id"), acct(1).id);
         QVERIFY(str(stored, "account_id") != acct(1).id);
-        const auto named = [&aliasOf](const QString &id) { return QStringLiteral("%1 (%2)").arg(aliasOf.value(id), id); };
+        const auto named = [&aliasOf](const QString &id) {
+            return QStringLiteral("%1 (%2)").arg(aliasOf.value(id), id);
+        };
         page->view()->selectRow(row);
         RequestDetailView *detail = page->detail();
         QCOMPARE(detail->value(QStringLiteral("Request"), QStringLiteral("Request id")), m_failedOverId);
@@ -452,7 +458,8 @@ private:
         for (const QJsonValue &b : stored.value(QLatin1String("blocked_by")).toArray()) {
             const QString entry = b.toString();
             const int colon = entry.indexOf(QLatin1Char(':'));
-            QCOMPARE(detail->value(QStringLiteral("Routing decision"), QStringLiteral("Skipped %1").arg(named(entry.left(colon)))),
+            QCOMPARE(detail->value(QStringLiteral("Routing decision"),
+                                   QStringLiteral("Skipped %1").arg(named(entry.left(colon)))),
                      entry.mid(colon + 1));
         }
         QCOMPARE(detail->value(QStringLiteral("Attempts"), QStringLiteral("#1")), named(acct(1).id));
@@ -476,7 +483,8 @@ private:
         }
         QCOMPARE(str(attempts.at(1).toObject(), "outcome"), QStringLiteral("completed"));
         QCOMPARE(detail->value(QStringLiteral("Tokens"), QStringLiteral("Total")),
-                 QString::number(stored.value(QLatin1String("tokens")).toObject().value(QLatin1String("total")).toInteger()));
+                 QString::number(
+                     stored.value(QLatin1String("tokens")).toObject().value(QLatin1String("total")).toInteger()));
 
         // The status filter narrows in SQL to what the store holds as failed.
         auto *statusFilter = page->findChild<QComboBox *>(QStringLiteral("statusFilter"));
