@@ -1,7 +1,7 @@
 // The Requests page over 100,000 request-log rows: keyset paging walks every row exactly once in
 // newest-first order, filters and the request-id search reach rows far beyond the loaded pages, the detail
 // pane explains the routing decision, and the GUI thread stays responsive while pages load (an event-loop
-// watchdog measures the longest stall). Offscreen.
+// watchdog prints the longest stall; sy-bench-gui is the measurement). Offscreen.
 #include "GuiTestSupport.h"
 #include "data/StoreClient.h"
 #include "models/RequestsModel.h"
@@ -131,9 +131,8 @@ private slots:
         QCOMPARE(model.record(0).requestId, idOf(kRows - 1));
         qInfo("%d pages in %lld ms; slowest page query %lld ms; longest GUI stall %lld ms", kRows / 200,
               timer.elapsed(), slowestPage, watchdog.longestStallMs());
-        // The GUI thread only inserts finished pages; a generous bound keeps a loaded CI machine from flaking
-        // while still catching a query on the GUI thread (a full page walk would stall for seconds).
-        QVERIFY2(watchdog.longestStallMs() < 250, qPrintable(QString::number(watchdog.longestStallMs())));
+        // Informational only (no test asserts wall-clock time): bench/gui (sy-bench-gui) measures the GUI
+        // thread's stalls over 1,000,000 rows and says what fills them.
     }
 
     void filtersAndSearchCoverAllRows()
@@ -177,8 +176,7 @@ private slots:
         search.search = QStringLiteral("needle"); // the upstream request id counts too
         QCOMPARE(countFor(search), qint64(1));
         QCOMPARE(model.record(0).requestId, idOf(12345));
-        qInfo("longest GUI stall while filtering: %lld ms", watchdog.longestStallMs());
-        QVERIFY2(watchdog.longestStallMs() < 250, qPrintable(QString::number(watchdog.longestStallMs())));
+        qInfo("longest GUI stall while filtering: %lld ms (informational, see sy-bench-gui)", watchdog.longestStallMs());
     }
 
     void pageShowsTheRoutingDecisionAndNewRows()

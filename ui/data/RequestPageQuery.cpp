@@ -22,7 +22,7 @@ struct Where
     }
 };
 
-Where whereFor(const RequestFilter &f)
+Where whereFor(const RequestFilter &f, SqlDialect dialect)
 {
     Where w;
     if (!f.accountId.isEmpty()) {
@@ -47,7 +47,10 @@ Where whereFor(const RequestFilter &f)
     }
     const QString search = f.search.trimmed();
     if (!search.isEmpty()) {
-        w.clauses << QStringLiteral("(instr(request_id, ?) > 0 OR instr(coalesce(upstream_request_id, ''), ?) > 0)");
+        // A plain substring test (no LIKE: its wildcards and case rules differ). SQLite spells it instr(),
+        // PostgreSQL strpos(); both scan, the other filters and the keyset order still use the index.
+        const QString fn = dialect == SqlDialect::Postgres ? QStringLiteral("strpos") : QStringLiteral("instr");
+        w.clauses << QStringLiteral("(%1(request_id, ?) > 0 OR %1(coalesce(upstream_request_id, ''), ?) > 0)").arg(fn);
         w.values << search << search;
     }
     return w;
@@ -95,7 +98,7 @@ RequestPage loadRequestPage(Database &db, const RequestFilter &filter, const std
     Transaction tx(db, Transaction::Kind::Read);
     if (!tx.begin(&page.error))
         return page;
-    Where w = whereFor(filter);
+    Where w = whereFor(filter, db.dialect());
     if (count) {
         QSqlQuery q = db.query();
         if (!db.prepare(q, QStringLiteral("SELECT count(*) FROM request_log") + w.sql(), &page.error))
@@ -137,7 +140,7 @@ RequestPage loadNewerRequests(Database &db, const RequestFilter &filter, const R
     Transaction tx(db, Transaction::Kind::Read);
     if (!tx.begin(&page.error))
         return page;
-    Where w = whereFor(filter);
+    Where w = whereFor(filter, db.dialect());
     w.clauses << QStringLiteral("(started_at_ms, request_id) > (?, ?)");
     w.values << QVariant::fromValue<qint64>(than.startedAtMs) << than.requestId;
     QVariantList values = w.values;

@@ -27,10 +27,14 @@ void RequestsModel::reload()
 {
     ++m_generation; // answers to earlier requests are dropped
     beginResetModel();
-    // Freeing hundreds of thousands of loaded rows takes a while: let the worker thread do it.
-    auto old = std::make_shared<std::deque<RequestLogRecord>>();
+    // Freeing hundreds of thousands of loaded rows takes tens of ms: the worker thread does it. The rows move
+    // into the job itself (no copy of the pointer stays here): had this thread kept a reference, an idle
+    // worker could run the job first and leave the last reference, and so the freeing, to the GUI thread.
+    auto old = std::make_unique<std::deque<RequestLogRecord>>();
     old->swap(m_rows);
-    m_worker->post([old](DbWorker::Context &) mutable { old.reset(); });
+    m_worker->post([old = std::shared_ptr<std::deque<RequestLogRecord>>(std::move(old))](DbWorker::Context &) mutable {
+        old.reset();
+    });
     m_next.reset();
     m_matching.reset();
     endResetModel();
@@ -66,22 +70,26 @@ void RequestsModel::request(const std::optional<RequestCursor> &after, bool coun
         [this, generation](const RequestPage &page) {
             if (generation != m_generation)
                 return;
-            setLoading(false);
             m_lastQueryMs = page.elapsedMs;
             if (!page.error.isEmpty()) {
+                setLoading(false);
                 emit errorOccurred(page.error);
                 return;
             }
+            // The cursor moves before anyone hears of the page: a view or tester reacting to loadingChanged or
+            // rowsInserted may ask for the next page at once (canFetchMore/fetchMore), and must not get this
+            // one again.
+            m_next = page.next;
+            if (page.matching)
+                m_matching = page.matching;
+            setLoading(false);
             if (!page.rows.isEmpty()) {
                 beginInsertRows({}, int(m_rows.size()), int(m_rows.size() + page.rows.size()) - 1);
                 m_rows.insert(m_rows.end(), page.rows.begin(), page.rows.end());
                 endInsertRows();
             }
-            m_next = page.next;
-            if (page.matching) {
-                m_matching = page.matching;
+            if (page.matching)
                 emit matchingCountChanged(*page.matching);
-            }
             emit pageLoaded(int(page.rows.size()));
         });
 }

@@ -130,7 +130,10 @@ void OverviewPage::showSnapshot(const SnapshotPtr &snapshot)
                           .arg(Format::tokens(s.today.total), Format::tokens(s.today.input),
                                Format::tokens(s.today.cached), Format::tokens(s.today.output)));
     m_errors->setText(QString::number(s.today.errors));
-    m_strategy->setText(strategyText(s.strategy));
+    // The strategy is a configuration-file setting the running proxy reports; the store's value is only a
+    // fallback while the proxy has not answered.
+    if (m_runningStrategy.isEmpty())
+        m_strategy->setText(strategyText(s.strategy));
     const AccountView *pinned = s.pin ? s.account(s.pin->accountId) : nullptr;
     m_pin->setText(pinned ? pinned->record.displayName() : tr("None (automatic)"));
 }
@@ -140,6 +143,9 @@ void OverviewPage::showStatus(const QJsonObject &status)
     const QString listen = status.value(QStringLiteral("listen")).toString();
     const bool writable = status.value(QStringLiteral("store_writable")).toBool(true);
     const int inFlight = int(status.value(QStringLiteral("in_flight")).toArray().size());
+    m_runningStrategy = status.value(QStringLiteral("strategy")).toString();
+    if (!m_runningStrategy.isEmpty())
+        m_strategy->setText(strategyText(m_runningStrategy));
     QString text = tr("Listening on %1 · %n turn(s) in flight", nullptr, inFlight).arg(listen);
     if (!writable)
         text += tr(" · database not writable: %1").arg(status.value(QStringLiteral("store_problem")).toString());

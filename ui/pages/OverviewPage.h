@@ -31,6 +31,7 @@ private:
     QLabel *addRow(const QString &name, const QString &label);
 
     std::function<qint64()> m_now;
+    QString m_runningStrategy; // from the proxy's /api/status
     QProgressBar *m_fiveHourBar;
     QProgressBar *m_weeklyBar;
     QLabel *m_fiveHour;

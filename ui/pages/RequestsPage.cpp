@@ -68,6 +68,10 @@ RequestsPage::RequestsPage(StoreClient *store, QWidget *parent)
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->verticalHeader()->hide();
+    // One fixed row height: the view never measures rows, so pages landing on a view of hundreds of
+    // thousands of rows (or a new row on top) cost the same as on an empty one.
+    m_view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->setWordWrap(false);
     // Fixed starting widths: measuring contents would read every loaded row.

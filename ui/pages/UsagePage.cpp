@@ -233,6 +233,26 @@ void UsagePage::drawUsed()
     QChart *chart = m_used->chart();
     clear(chart);
     const bool primary = m_window->currentIndex() == 0;
+    // Points are collected first and handed over in one replace(): appending them one by one to a series
+    // already in the chart makes the chart redo its geometry per point (quadratic, tens of ms for a week).
+    QList<std::pair<QString, QList<QPointF>>> lines;
+    QList<QPointF> resetPoints;
+    qint64 lastReset = -1; // the reset time of the account's previous sample, -1 when none
+    for (const UsageSample &s : std::as_const(m_series.samples)) {
+        const UsageRecordWindow &w = primary ? s.primary : s.secondary;
+        if (lines.isEmpty() || lines.last().first != s.accountId) {
+            lines.append({s.accountId, {}});
+            lastReset = -1;
+        }
+        if (!w.usedPercent)
+            continue;
+        // A new reset time means the previous window ended: mark where it reset.
+        if (lastReset >= 0 && w.resetAtMs && *w.resetAtMs != lastReset && lastReset <= s.observedAtMs)
+            resetPoints.append({double(lastReset), 0});
+        if (w.resetAtMs)
+            lastReset = *w.resetAtMs;
+        lines.last().second.append({double(s.observedAtMs), *w.usedPercent});
+    }
     auto *x = new QDateTimeAxis;
     x->setFormat(m_series.range == UsageRange::Day ? QStringLiteral("HH:mm") : QStringLiteral("MM-dd"));
     x->setRange(QDateTime::fromMSecsSinceEpoch(m_series.fromMs), QDateTime::fromMSecsSinceEpoch(m_series.toMs));
@@ -241,33 +261,19 @@ void UsagePage::drawUsed()
     y->setLabelFormat(QStringLiteral("%.0f%%"));
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
+    for (const auto &[account, points] : std::as_const(lines)) {
+        auto *line = new QLineSeries;
+        line->setName(m_series.accountNames.value(account, account));
+        line->replace(points);
+        chart->addSeries(line);
+        line->attachAxis(x);
+        line->attachAxis(y);
+    }
     auto *resets = new QScatterSeries;
     resets->setName(tr("Reset"));
     resets->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
     resets->setMarkerSize(7);
-    QLineSeries *line = nullptr;
-    QString account;
-    qint64 lastReset = -1; // the reset time of the account's previous sample, -1 when none
-    for (const UsageSample &s : std::as_const(m_series.samples)) {
-        const UsageRecordWindow &w = primary ? s.primary : s.secondary;
-        if (s.accountId != account) {
-            account = s.accountId;
-            lastReset = -1;
-            line = new QLineSeries;
-            line->setName(m_series.accountNames.value(account, account));
-            chart->addSeries(line);
-            line->attachAxis(x);
-            line->attachAxis(y);
-        }
-        if (!w.usedPercent)
-            continue;
-        // A new reset time means the previous window ended: mark where it reset.
-        if (lastReset >= 0 && w.resetAtMs && *w.resetAtMs != lastReset && lastReset <= s.observedAtMs)
-            resets->append(double(lastReset), 0);
-        if (w.resetAtMs)
-            lastReset = *w.resetAtMs;
-        line->append(double(s.observedAtMs), *w.usedPercent);
-    }
+    resets->replace(resetPoints);
     chart->addSeries(resets);
     resets->attachAxis(x);
     resets->attachAxis(y);
