@@ -3,6 +3,7 @@
 #include "config/Config.h"
 
 #include <QStringList>
+#include <optional>
 
 namespace sy::app {
 
@@ -17,6 +18,11 @@ struct CommandLine
     bool help = false;
     QString alias;
     int limit = 100;
+    // apikeys create
+    std::optional<QString> name;
+    std::optional<QString> expiresDays;
+    std::optional<QString> limitTokens;
+    std::optional<QString> limitWindow;
     QString error; // non-empty: usage error (exit 1)
     QString helpText;
 };

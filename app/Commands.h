@@ -21,6 +21,8 @@ int runUsage(const Config &config, const CommandLine &cl);
 int runStatus(const Config &config, const CommandLine &cl);
 // `health [--json]`: the self-check (HealthCommand.cpp); returns 0 or 2.
 int runHealth(const Config &config, const CommandLine &cl);
+// `apikeys create|list|revoke` (ApiKeyCommands.cpp).
+int runApiKeys(const Config &config, const CommandLine &cl);
 int runClientConfig(const Config &config, const CommandLine &cl);
 int runGui(const ConfigResult &loaded, int argc, char **argv);
 

@@ -71,6 +71,8 @@ int main(int argc, char **argv)
         return runStatus(config, cl);
     if (command == QLatin1String("health"))
         return runHealth(config, cl);
+    if (command == QLatin1String("apikeys"))
+        return runApiKeys(config, cl);
     if (command == QLatin1String("client-config"))
         return runClientConfig(config, cl);
     return fail(QStringLiteral("unknown command '%1' (see switchyard --help)").arg(command));

@@ -85,7 +85,7 @@ private slots:
     void migrationFromEmptyCreatesSchema()
     {
         QCOMPARE(m_db->schemaVersion(), kLatestSchemaVersion);
-        QCOMPARE(Database::latestSchemaVersion(), 5);
+        QCOMPARE(Database::latestSchemaVersion(), 6);
         QVERIFY(m_db->writable());
         QSet<QString> tables;
         QSqlQuery q = m_db->query();
@@ -94,7 +94,8 @@ private slots:
             tables << q.value(0).toString();
         QCOMPARE(tables, set({"schema_version", "meta", "accounts", "account_usage", "settings", "request_log",
                               "response_anchors", "session_affinity", "account_secrets", "refresh_claims", "replicas",
-                              "owner_slots", "slot_claims", "usage_rollup_hourly", "usage_samples"}));
+                              "owner_slots", "slot_claims", "usage_rollup_hourly", "usage_samples", "api_keys",
+                              "api_key_requests"}));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                               "name = 'request_log_started'"))
                      .toInt(),
