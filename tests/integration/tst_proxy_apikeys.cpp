@@ -108,7 +108,7 @@ class TestProxyApiKeys : public QObject
 
     QString idOf(const QString &key) const { return m_ids.value(key); }
 
-    static HttpHeaderList bearer(const QString &key) { return {{"Authorization", "Bearer " + key.toLatin1()}}; }
+    static HttpHeaderList bearer(const QString &key) { return {{"Authorization", QByteArray("Bearer " + key.toLatin1())}}; }
 
 private slots:
     void initTestCase()

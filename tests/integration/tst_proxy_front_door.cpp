@@ -85,7 +85,7 @@ private slots:
     void ownHostsAreServed()
     {
         const QByteArray port = QByteArray::number(m_proxy.port());
-        for (const QByteArray &host : {own(), "localhost:" + port, "[::1]:" + port, QByteArray("127.0.0.1")}) {
+        for (const QByteArray &host : QByteArrayList{own(), QByteArray("localhost:" + port), QByteArray("[::1]:" + port), QByteArray("127.0.0.1")}) {
             const RawResponse r = send(head("GET", "/health/live", {{"Host", host}}));
             QVERIFY2(r.status == 200, host.constData());
         }
@@ -128,8 +128,9 @@ private slots:
         const int before = upstreamRequests();
         const QByteArray body = codexBody(QStringLiteral("ECHO: cross-site"));
         const HttpHeaderList base{{"Host", own()}, {"Content-Type", "text/plain"}};
-        for (const QByteArray &origin : {QByteArray("http://evil.example"), QByteArray("https://evil.example:8443"),
-                                         QByteArray("null"), "http://evil.example:" + QByteArray::number(m_proxy.port())}) {
+        for (const QByteArray &origin : QByteArrayList{QByteArray("http://evil.example"), QByteArray("https://evil.example:8443"),
+                                                     QByteArray("null"),
+                                                     QByteArray("http://evil.example:" + QByteArray::number(m_proxy.port()))}) {
             RawResponse r = send(head("POST", "/v1/responses", base + HttpHeaderList{{"Origin", origin}}, body));
             QVERIFY2(r.status == 403, origin.constData());
             QCOMPARE(errorCode(r), QStringLiteral("origin_not_allowed"));
@@ -143,7 +144,7 @@ private slots:
         QCOMPARE(errorCode(img), QStringLiteral("origin_not_allowed"));
         QCOMPARE(upstreamRequests(), before);
         // The server's own origin is not foreign.
-        QCOMPARE(send(head("GET", "/api/status", {{"Host", own()}, {"Origin", "http://" + own()}})).status, 200);
+        QCOMPARE(send(head("GET", "/api/status", {{"Host", own()}, {"Origin", QByteArray("http://" + own())}})).status, 200);
     }
 
     void preflightIsRefused()
@@ -226,16 +227,16 @@ private slots:
                                     {QStringLiteral("allowed_origins"), QJsonArray{QStringLiteral("http://localhost:3000")}}});
         QVERIFY2(proxy.start(m_fake.baseUrl()), qPrintable(proxy.errorString()));
         const QByteArray port = QByteArray::number(proxy.port());
-        QCOMPARE(send(head("GET", "/api/status", {{"Host", "switchyard.lan:" + port}}), &proxy).status, 200);
-        QCOMPARE(send(head("GET", "/api/status", {{"Host", "other.lan:" + port}}), &proxy).status, 421);
-        QCOMPARE(send(head("GET", "/api/status", {{"Host", "127.0.0.1:" + port}, {"Origin", "http://localhost:3000"}}), &proxy)
+        QCOMPARE(send(head("GET", "/api/status", {{"Host", QByteArray("switchyard.lan:" + port)}}), &proxy).status, 200);
+        QCOMPARE(send(head("GET", "/api/status", {{"Host", QByteArray("other.lan:" + port)}}), &proxy).status, 421);
+        QCOMPARE(send(head("GET", "/api/status", {{"Host", QByteArray("127.0.0.1:" + port)}, {"Origin", "http://localhost:3000"}}), &proxy)
                      .status,
                  200);
-        QCOMPARE(send(head("GET", "/api/status", {{"Host", "127.0.0.1:" + port}, {"Origin", "http://localhost:3001"}}), &proxy)
+        QCOMPARE(send(head("GET", "/api/status", {{"Host", QByteArray("127.0.0.1:" + port)}, {"Origin", "http://localhost:3001"}}), &proxy)
                      .status,
                  403);
         // An allowed origin still gets no CORS permission: its preflight is refused too.
-        QCOMPARE(send(head("OPTIONS", "/v1/responses", {{"Host", "127.0.0.1:" + port}, {"Origin", "http://localhost:3000"}}),
+        QCOMPARE(send(head("OPTIONS", "/v1/responses", {{"Host", QByteArray("127.0.0.1:" + port)}, {"Origin", "http://localhost:3000"}}),
                       &proxy)
                      .status,
                  403);

@@ -127,11 +127,12 @@ private slots:
     {
         const QString id = addAccount(QStringLiteral("personal-alice.json"));
         QString error;
-        // Versions 2 to 5 only added tables and columns, so dropping them (and their version rows) gives a
+        // Versions 2 to 6 only added tables and columns, so dropping them (and their version rows) gives a
         // version-1 file.
         for (const char *sql : {"DROP TABLE account_secrets", "DROP TABLE refresh_claims", "DROP TABLE replicas",
                                 "DROP TABLE owner_slots", "DROP TABLE slot_claims", "DROP TABLE usage_rollup_hourly",
                                 "DROP TABLE usage_samples", "DROP INDEX request_log_started_id",
+                                "DROP TABLE api_keys", "DROP TABLE api_key_requests",
                                 "ALTER TABLE accounts DROP COLUMN version",
                                 "ALTER TABLE response_anchors DROP COLUMN lineage",
                                 "ALTER TABLE response_anchors DROP COLUMN session_key",
