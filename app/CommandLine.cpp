@@ -22,6 +22,10 @@ const char kUsage[] = R"(Commands:
   egress set-credentials NAME [--username USER]   store a proxy's credentials (password read from stdin)
   egress clear-credentials NAME   remove them
   client-config codex|opencode    print the client configuration snippet
+  apikeys create [--name N] [--expires DAYS] [--limit-tokens N --limit-window 5h|1d|7d]
+                                  make an API key (printed once) for clients of a non-loopback listen address
+  apikeys list [--json]           keys with their state and tokens used in their window (never the keys)
+  apikeys revoke KEY_ID
 ACCOUNT is the internal id, the alias or the email.)";
 
 } // namespace
@@ -47,9 +51,18 @@ CommandLine parseCommandLine(const QStringList &arguments)
                                    QStringLiteral("NAME"));
     const QCommandLineOption limit(QStringLiteral("limit"), QStringLiteral("How many rows (default 100)."),
                                    QStringLiteral("N"));
+    const QCommandLineOption name(QStringLiteral("name"), QStringLiteral("Name of a new API key."), QStringLiteral("N"));
     const QCommandLineOption username(QStringLiteral("username"),
                                       QStringLiteral("User name for egress set-credentials."), QStringLiteral("USER"));
-    p.addOptions({help, version, listen, dataDir, config, json, strict, alias, limit, username});
+    const QCommandLineOption expires(QStringLiteral("expires"), QStringLiteral("API key lifetime in days."),
+                                     QStringLiteral("DAYS"));
+    const QCommandLineOption limitTokens(QStringLiteral("limit-tokens"),
+                                         QStringLiteral("API key: tokens allowed per window."), QStringLiteral("N"));
+    const QCommandLineOption limitWindow(QStringLiteral("limit-window"),
+                                         QStringLiteral("API key: the token window (e.g. 5h, 1d, 7d)."),
+                                         QStringLiteral("WINDOW"));
+    p.addOptions({help, version, listen, dataDir, config, json, strict, alias, limit, username, name, expires,
+                  limitTokens, limitWindow});
     p.addPositionalArgument(QStringLiteral("command"), QStringLiteral("What to do (see above)."));
     cl.helpText = p.helpText();
     if (!p.parse(arguments)) {
@@ -63,6 +76,13 @@ CommandLine parseCommandLine(const QStringList &arguments)
     cl.strict = p.isSet(strict);
     cl.alias = p.value(alias);
     cl.username = p.value(username);
+    auto optional = [&p](const QCommandLineOption &o) {
+        return p.isSet(o) ? std::optional<QString>(p.value(o)) : std::nullopt;
+    };
+    cl.name = optional(name);
+    cl.expiresDays = optional(expires);
+    cl.limitTokens = optional(limitTokens);
+    cl.limitWindow = optional(limitWindow);
     if (p.isSet(listen))
         cl.overrides.listen = p.value(listen);
     if (p.isSet(dataDir))

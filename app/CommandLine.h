@@ -3,6 +3,7 @@
 #include "config/Config.h"
 
 #include <QStringList>
+#include <optional>
 
 namespace sy::app {
 
@@ -18,6 +19,11 @@ struct CommandLine
     QString alias;
     QString username; // egress set-credentials
     int limit = 100;
+    // apikeys create
+    std::optional<QString> name;
+    std::optional<QString> expiresDays;
+    std::optional<QString> limitTokens;
+    std::optional<QString> limitWindow;
     QString error; // non-empty: usage error (exit 1)
     QString helpText;
 };

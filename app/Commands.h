@@ -24,6 +24,8 @@ int runStatus(const Config &config, const CommandLine &cl);
 int runHealth(const Config &config, const CommandLine &cl);
 // `egress list|set-credentials|clear-credentials` (EgressCommands.cpp).
 int runEgress(const Config &config, const CommandLine &cl);
+// `apikeys create|list|revoke` (ApiKeyCommands.cpp).
+int runApiKeys(const Config &config, const CommandLine &cl);
 int runClientConfig(const Config &config, const CommandLine &cl);
 int runGui(const ConfigResult &loaded, const ConfigOverrides &overrides, int argc, char **argv);
 

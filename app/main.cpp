@@ -73,6 +73,8 @@ int main(int argc, char **argv)
         return runHealth(config, cl);
     if (command == QLatin1String("egress"))
         return runEgress(config, cl);
+    if (command == QLatin1String("apikeys"))
+        return runApiKeys(config, cl);
     if (command == QLatin1String("client-config"))
         return runClientConfig(config, cl);
     return fail(QStringLiteral("unknown command '%1' (see switchyard --help)").arg(command));

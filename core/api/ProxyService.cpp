@@ -4,6 +4,9 @@
 #include "api/RouteTable.h"
 #include "api/Turn.h"
 #include "config/ConfigWatcher.h"
+#include "apikeys/ApiKey.h"
+#include "apikeys/ApiKeyCheck.h"
+#include "store/ApiKeyRepository.h"
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
@@ -17,15 +20,37 @@
 
 #include <QEventLoop>
 #include <QFileInfo>
+#include <QLoggingCategory>
+#include <QPointer>
 #include <QTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QLoggingCategory>
 
 Q_LOGGING_CATEGORY(lcProxyConfig, "switchyard.config")
 
+Q_LOGGING_CATEGORY(lcFrontDoor, "switchyard.frontdoor")
+
 namespace sy {
+
+namespace {
+
+bool isProxyRoute(Route route)
+{
+    switch (route) {
+    case Route::CodexResponses:
+    case Route::V1Responses:
+    case Route::V1ChatCompletions:
+    case Route::CodexResponsesCompact:
+    case Route::CodexModels:
+    case Route::V1Models:
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace
 
 ProxyService::ProxyService(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
                            QObject *parent)
@@ -46,7 +71,7 @@ QString ProxyService::start()
     m_pool = new AccountPool(m_config, m_clock, m_store, m_secrets, this);
     m_server = new HttpServer(this);
     m_server->setClock(&m_clock);
-    m_server->setMaxBodyBytes(m_config->maxBodyBytes);
+    applyFrontDoorSettings();
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
 
     // Egress credentials and the first probe round come first: no request, token refresh or usage poll meets
@@ -71,7 +96,11 @@ QString ProxyService::start()
             .arg(m_config->listenAddress.toString())
             .arg(m_config->listenPort)
             .arg(m_server->errorString());
+    m_frontDoor = FrontDoor(m_config->listenAddress, m_server->serverPort(), m_config->allowedHosts,
+                            m_config->allowedOrigins);
     m_startedAtMs = m_clock.nowMs();
+    if (m_apiKeysRequired)
+        warnWithoutApiKeys();
     startUsagePolling();
     if (m_watchOverrides) {
         m_configWatcher = new ConfigWatcher(*m_watchOverrides, m_watchEnv, m_clock, this);
@@ -102,7 +131,7 @@ void ProxyService::applyConfig(const Config &loaded)
     // One snapshot for everything that reads settings per turn, claim or connection; the turns in flight hold
     // on to theirs.
     m_pool->setConfig(m_config);
-    m_server->setMaxBodyBytes(m_config->maxBodyBytes);
+    applyFrontDoorSettings();
     if (applied.contains(QLatin1String("usage_poll_interval_s")))
         applyUsagePollInterval();
     if (!applied.isEmpty())
@@ -111,6 +140,38 @@ void ProxyService::applyConfig(const Config &loaded)
     if (!restart.isEmpty())
         qCWarning(lcProxyConfig).noquote()
             << "configuration keys that apply after a restart:" << restart.join(QStringLiteral(", "));
+}
+
+void ProxyService::applyFrontDoorSettings()
+{
+    m_server->setMaxBodyBytes(m_config->maxBodyBytes);
+    m_server->setMaxHeaderBytes(qint64(m_config->maxHeaderKb) * 1024);
+    m_server->setMaxHeaderCount(m_config->maxHeaders);
+    m_server->setHeaderTimeoutMs(m_config->headerTimeoutS * 1000);
+    m_server->setMaxConnectionsPerClient(m_config->maxConnectionsPerClient);
+    m_apiKeysRequired = !m_config->listenAddress.isLoopback() || m_config->requireApiKey;
+    if (m_server->isListening())
+        m_frontDoor = FrontDoor(m_config->listenAddress, m_server->serverPort(), m_config->allowedHosts,
+                                m_config->allowedOrigins);
+}
+
+void ProxyService::warnWithoutApiKeys()
+{
+    // Serving anyway is deliberate: every proxy request gets 401 until a key exists, and a key created with the
+    // CLI works at once, without a restart.
+    std::optional<int> active;
+    QString error;
+    m_store->runBlocking(
+        [this, &active](Database &db, QString *e) {
+            active = ApiKeyRepository(db).countActive(m_clock.nowMs(), e);
+            return active.has_value();
+        },
+        &error, false);
+    if (active && *active == 0)
+        qCWarning(lcFrontDoor).noquote()
+            << QStringLiteral("API keys are required on %1 but none is active: every proxy request gets 401 "
+                              "until one is created with `switchyard apikeys create`")
+                   .arg(m_config->listenAddress.toString());
 }
 
 void ProxyService::stop()
@@ -216,6 +277,10 @@ quint16 ProxyService::port() const
 
 void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
 {
+    if (const std::optional<FrontDoorRefusal> refusal = m_frontDoor.check(*request)) {
+        response->sendJsonError(refusal->status, refusal->type, refusal->code, refusal->message);
+        return;
+    }
     const RouteMatch match = matchRoute(request->method, request->path.toUtf8(), request->header("upgrade"));
     if (match.websocketUpgrade) {
         // No WebSocket transport yet: 426 makes Codex fall back to HTTP at once.
@@ -236,6 +301,34 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
                                 QStringLiteral("Switchyard is shutting down; in-flight turns are finishing."));
         return;
     }
+    if (isProxyRoute(match.route) && m_apiKeysRequired) {
+        const QByteArray presented = presentedApiKey(*request);
+        QPointer<HttpResponse> out(response);
+        checkApiKey(m_store, presented, m_clock.nowMs(), this,
+                    [this, match, request, out, hasKey = !presented.isEmpty()](const ApiKeyCheck &check) {
+                        if (!out)
+                            return; // the client left while its key was checked
+                        if (check.verdict != ApiKeyVerdict::Valid || !check.storeError.isEmpty()) {
+                            refuseApiKey(check, hasKey, out);
+                            return;
+                        }
+                        if (m_draining) {
+                            out->setHeader("Retry-After", "5");
+                            out->sendJsonError(503, "server_error", "shutting_down",
+                                               QStringLiteral("Switchyard is shutting down; in-flight turns are "
+                                                              "finishing."));
+                            return;
+                        }
+                        admit(match, request, out, check.keyId);
+                    });
+        return;
+    }
+    admit(match, request, response, {});
+}
+
+void ProxyService::admit(const RouteMatch &match, HttpRequestPtr request, HttpResponse *response,
+                         const QString &apiKeyId)
+{
     switch (match.route) {
     case Route::NotFound:
         response->sendJsonError(404, "invalid_request_error", "not_found",
@@ -255,12 +348,16 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
             m_turns.remove(turn);
             emit turnSettled();
         });
+        if (!apiKeyId.isEmpty())
+            recordApiKeyUse(apiKeyId, turn->requestId());
         turn->start();
         return;
     }
     case Route::CodexResponsesCompact:
     case Route::CodexModels:
     case Route::V1Models:
+        if (!apiKeyId.isEmpty())
+            recordApiKeyUse(apiKeyId, {});
         passthrough(int(match.route), request, response);
         return;
     case Route::ApiStatus:
@@ -269,6 +366,18 @@ void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
         handleLocalApi(int(match.route), request, response);
         return;
     }
+}
+
+void ProxyService::recordApiKeyUse(const QString &keyId, const QString &requestId)
+{
+    // Booked before the turn settles, so its tokens count against the key as soon as its row exists.
+    const qint64 now = m_clock.nowMs();
+    m_store->submit([keyId, requestId, now](Database &db,
+                                            QString *error) { return ApiKeyRepository(db).recordUse(keyId, requestId, now, error); },
+                    this, [keyId](bool ok, const QString &error) {
+                        if (!ok)
+                            qCWarning(lcFrontDoor).noquote() << "the use of API key" << keyId << "was not booked:" << error;
+                    });
 }
 
 void ProxyService::passthrough(int route, HttpRequestPtr request, HttpResponse *response)

@@ -1,6 +1,8 @@
 #pragma once
 
 #include "api/AccountPool.h"
+#include "api/FrontDoor.h"
+#include "api/RouteTable.h"
 #include "config/Config.h"
 #include "http/HttpServer.h"
 
@@ -57,6 +59,12 @@ signals:
 
 private:
     void handle(HttpRequestPtr request, HttpResponse *response);
+    // A proxy route, after the front door and (when keys are required) the API key; `apiKeyId` is the key's id.
+    void admit(const RouteMatch &match, HttpRequestPtr request, HttpResponse *response, const QString &apiKeyId);
+    void warnWithoutApiKeys();
+    // Header limits, connection limits, Host/Origin allow-lists and the API-key rule: all hot.
+    void applyFrontDoorSettings();
+    void recordApiKeyUse(const QString &keyId, const QString &requestId);
     void handleLocalApi(int route, HttpRequestPtr request, HttpResponse *response);
     void passthrough(int route, HttpRequestPtr request, HttpResponse *response);
     QByteArray statusJson() const;
@@ -77,6 +85,9 @@ private:
     AccountPool *m_pool = nullptr;
     UsagePoller *m_usagePoller = nullptr;
     EgressSelector *m_egress = nullptr;
+    FrontDoor m_frontDoor;
+    // Non-loopback listen address or require_api_key: proxy routes need a valid API key.
+    bool m_apiKeysRequired = false;
     QSet<Turn *> m_turns;
     qint64 m_startedAtMs = 0;
     bool m_draining = false;

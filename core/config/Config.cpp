@@ -5,9 +5,11 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcessEnvironment>
+#include <QRegularExpression>
 #include <QStandardPaths>
 
 #include <algorithm>
@@ -44,6 +46,10 @@ const IntKey kIntKeys[] = {
     {"gate_max_waiters", SY_FIELD(gateMaxWaiters), 1, 100000},
     {"gate_max_waiters_per_account", SY_FIELD(gateMaxWaitersPerAccount), 1, 100000},
     {"drain_s", SY_FIELD(drainS), 1, 86400},
+    {"header_timeout_s", SY_FIELD(headerTimeoutS), 1, 600},
+    {"max_header_kb", SY_FIELD(maxHeaderKb), 1, 64},
+    {"max_headers", SY_FIELD(maxHeaders), 8, 10000},
+    {"max_connections_per_client", SY_FIELD(maxConnectionsPerClient), 1, 100000},
 };
 #undef SY_FIELD
 
@@ -63,6 +69,40 @@ QString defaultDataDir(const QHash<QString, QString> &env)
     if (base.isEmpty())
         base = env.value(QStringLiteral("HOME")) + QStringLiteral("/.local/share");
     return base + QStringLiteral("/switchyard");
+}
+
+// An allowed_hosts entry: a DNS name or IP literal ("[::1]" for IPv6), optionally with ":PORT".
+bool validAllowedHost(const QString &entry)
+{
+    static const QRegularExpression re(
+        QStringLiteral("^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9.])?|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?$"));
+    if (!re.match(entry).hasMatch())
+        return false;
+    const int colon = entry.lastIndexOf(QLatin1Char(':'));
+    return colon < 0 || entry.endsWith(QLatin1Char(']')) || entry.mid(colon + 1).toUInt() <= 65535;
+}
+
+// An allowed_origins entry: exactly what a browser sends in Origin, "scheme://host[:port]" without a path.
+bool validAllowedOrigin(const QString &entry)
+{
+    const QUrl url(entry, QUrl::StrictMode);
+    return url.isValid() && !url.scheme().isEmpty() && !url.host().isEmpty() && url.path().isEmpty() &&
+           !url.hasQuery() && !url.hasFragment() && url.userInfo().isEmpty() && !entry.endsWith(QLatin1Char('/'));
+}
+
+QString readStringList(const QJsonValue &v, bool (*valid)(const QString &), QStringList *out)
+{
+    if (!v.isArray())
+        return QStringLiteral(" must be an array of strings");
+    QStringList list;
+    for (const QJsonValue &item : v.toArray()) {
+        if (!item.isString() || !valid(item.toString()))
+            return QStringLiteral(" has an invalid entry %1")
+                .arg(QString::fromUtf8(QJsonDocument(QJsonArray{item}).toJson(QJsonDocument::Compact)));
+        list.append(item.toString());
+    }
+    *out = list;
+    return {};
 }
 
 QString applyFile(const QString &path, const QJsonObject &obj, Config &c)
@@ -106,6 +146,18 @@ QString applyFile(const QString &path, const QJsonObject &obj, Config &c)
             if (!v.isDouble() || v.toDouble() < 1 || v.toDouble() > 1024)
                 return where(key) + QStringLiteral(" must be a number from 1 to 1024");
             c.maxBodyBytes = qint64(v.toDouble() * 1024 * 1024);
+        } else if (key == QLatin1String("allowed_hosts")) {
+            const QString err = readStringList(v, validAllowedHost, &c.allowedHosts);
+            if (!err.isEmpty())
+                return where(key) + err;
+        } else if (key == QLatin1String("allowed_origins")) {
+            const QString err = readStringList(v, validAllowedOrigin, &c.allowedOrigins);
+            if (!err.isEmpty())
+                return where(key) + err;
+        } else if (key == QLatin1String("require_api_key")) {
+            if (!v.isBool())
+                return where(key) + QStringLiteral(" must be true or false");
+            c.requireApiKey = v.toBool();
         } else {
             return where(key) + QStringLiteral(" is not a known setting");
         }
@@ -212,6 +264,12 @@ QStringList differingFileKeys(const Config &a, const Config &b)
         keys << QStringLiteral("strategy");
     if (a.maxBodyBytes != b.maxBodyBytes)
         keys << QStringLiteral("max_body_mb");
+    if (a.allowedHosts != b.allowedHosts)
+        keys << QStringLiteral("allowed_hosts");
+    if (a.allowedOrigins != b.allowedOrigins)
+        keys << QStringLiteral("allowed_origins");
+    if (a.requireApiKey != b.requireApiKey)
+        keys << QStringLiteral("require_api_key");
     for (const IntKey &k : kIntKeys) {
         if (k.field(ca) != k.field(cb))
             keys << QLatin1String(k.name);

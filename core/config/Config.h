@@ -24,6 +24,17 @@ struct Config
     QUrl authUrl = QUrl(QStringLiteral("https://auth.openai.com"));
     qint64 maxBodyBytes = 32LL * 1024 * 1024;
 
+    // Front door (docs/SECURITY.md). Host names (or host:port) accepted besides the listen address and the
+    // loopback names; origins ("scheme://host[:port]") a browser request may come from. Empty by default.
+    QStringList allowedHosts;
+    QStringList allowedOrigins;
+    // Proxy requests need a valid API key even on a loopback listen address (always on any other address).
+    bool requireApiKey = false;
+    int headerTimeoutS = 10;            // a request's head (and a new connection's first one) must arrive in time
+    int maxHeaderKb = 32;               // request line + headers
+    int maxHeaders = 100;               // header fields per request
+    int maxConnectionsPerClient = 64;   // open connections per non-loopback client address
+
     // Storage
     QString dataDir;
     // SWITCHYARD_DATABASE_URL as given: empty = SQLite file in dataDir; else an absolute SQLite path,

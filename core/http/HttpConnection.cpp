@@ -87,12 +87,14 @@ HttpConnection::HttpConnection(QTcpSocket *socket, quint64 id, const HttpServerC
 
     m_idleTimer.setSingleShot(true);
     m_requestTimer.setSingleShot(true);
+    m_headerTimer.setSingleShot(true);
     m_closeTimer.setSingleShot(true);
     connect(&m_idleTimer, &QTimer::timeout, this, &HttpConnection::beginClose);
     connect(&m_requestTimer, &QTimer::timeout, this, [this] {
         failRequest(
             {408, "invalid_request_error", "request_timeout", QStringLiteral("request was not received in time")});
     });
+    connect(&m_headerTimer, &QTimer::timeout, this, &HttpConnection::onHeaderTimeout);
     connect(&m_closeTimer, &QTimer::timeout, this, &HttpConnection::teardown);
 
     connect(m_socket, &QTcpSocket::readyRead, this, &HttpConnection::onReadyRead);
@@ -109,6 +111,9 @@ HttpConnection::HttpConnection(QTcpSocket *socket, quint64 id, const HttpServerC
             teardown();
     });
     armIdleTimer();
+    // The first request's head is due from the accept on: a connection that only trickles (or holds) bytes is
+    // not kept for the whole idle timeout.
+    armHeaderTimer();
     if (m_socket->bytesAvailable() > 0)
         QMetaObject::invokeMethod(this, &HttpConnection::onReadyRead, Qt::QueuedConnection);
 }
@@ -120,10 +125,36 @@ void HttpConnection::abort()
     teardown();
 }
 
+void HttpConnection::refuse(int status, QByteArray type, QByteArray code, QString message)
+{
+    failRequest({status, std::move(type), std::move(code), std::move(message)});
+}
+
 void HttpConnection::armIdleTimer()
 {
     if (m_config.idleTimeoutMs > 0)
         m_idleTimer.start(m_config.idleTimeoutMs);
+}
+
+void HttpConnection::armHeaderTimer()
+{
+    int ms = m_config.headerTimeoutMs;
+    if (m_config.requestTimeoutMs > 0 && (ms <= 0 || m_config.requestTimeoutMs < ms))
+        ms = m_config.requestTimeoutMs;
+    if (ms > 0)
+        m_headerTimer.start(ms);
+}
+
+void HttpConnection::onHeaderTimeout()
+{
+    if (m_active)
+        return;
+    if (!m_building && m_inbox.isEmpty()) {
+        beginClose(); // nothing of a request arrived: there is no one to answer
+        return;
+    }
+    failRequest({408, "invalid_request_error", "request_header_timeout",
+                 QStringLiteral("request headers were not received in time")});
 }
 
 void HttpConnection::onReadyRead()
@@ -349,6 +380,7 @@ void HttpConnection::beginClose()
     m_closing = true;
     m_idleTimer.stop();
     m_requestTimer.stop();
+    m_headerTimer.stop();
     m_inbox.clear();
     // A client that never reads what is left must not keep the connection forever.
     m_closeTimer.start(qMax(m_config.requestTimeoutMs, m_config.lingerMs));
@@ -387,6 +419,7 @@ void HttpConnection::teardown()
     m_gone = true;
     m_idleTimer.stop();
     m_requestTimer.stop();
+    m_headerTimer.stop();
     m_closeTimer.stop();
     m_inbox.clear();
     m_out.clear();

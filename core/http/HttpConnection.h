@@ -25,6 +25,10 @@ struct HttpServerConfig
     qint64 maxHeaderBytes = 64 * 1024;
     int idleTimeoutMs = 120 * 1000;   // keep-alive connection without a request in progress
     int requestTimeoutMs = 30 * 1000; // a started request must complete its head (and keep its body moving)
+    // A request's head must be complete this long after its first byte, and a new connection's first head this
+    // long after the accept (slowloris); the effective bound is the smaller of this and requestTimeoutMs.
+    int headerTimeoutMs = 10 * 1000;
+    int maxHeaderCount = 100;
     int lingerMs = 2000;              // how long to drain unread input after we stop sending, before closing
     qint64 lowWatermark = 64 * 1024;
     qint64 highWatermark = 256 * 1024;
@@ -50,6 +54,8 @@ public:
     quint64 id() const { return m_id; }
     // Drops the connection at once (server shutdown); an unfinished response reports clientDisconnected().
     void abort();
+    // Answers with a JSON error before any request is read and closes (e.g. too many connections).
+    void refuse(int status, QByteArray type, QByteArray code, QString message);
 
     // Used by HttpResponse. queueOutput() appends the parts to the connection's output, which goes to the
     // kernel in one send() before the event loop polls again (at once when it grows large); false when the
@@ -97,6 +103,8 @@ private:
     void maybeHalfClose();
     void teardown();
     void armIdleTimer();
+    void armHeaderTimer();
+    void onHeaderTimeout();
     bool sendOutput();
     void releaseOutput();
 
@@ -121,6 +129,7 @@ private:
     HttpResponse *m_active = nullptr;
     QTimer m_idleTimer;
     QTimer m_requestTimer;
+    QTimer m_headerTimer;
     QTimer m_closeTimer;
     QPointer<WriteCoalescer> m_coalescer;
     QByteArray m_out; // queued for the client, not yet handed to the kernel or the socket's buffer

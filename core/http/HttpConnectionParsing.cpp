@@ -49,8 +49,9 @@ int HttpConnection::reject(int status, QByteArray type, QByteArray code, QString
 int HttpConnection::onMessageBegin()
 {
     m_idleTimer.stop();
-    if (m_config.requestTimeoutMs > 0)
-        m_requestTimer.start(m_config.requestTimeoutMs);
+    // The head runs on the header timer; the request timer takes over for the body once the head is complete.
+    m_requestTimer.stop();
+    armHeaderTimer();
     m_building = std::make_shared<HttpRequest>();
     m_building->receivedAtMs = m_config.clock->monotonicMs();
     m_url.clear();
@@ -84,8 +85,12 @@ int HttpConnection::onHeaderField(const char *at, size_t length)
     if (!addHeaderBytes(qsizetype(length) + 4))
         return reject(431, "invalid_request_error", "headers_too_large",
                       QStringLiteral("request headers are too large"));
-    if (m_lastWasValue)
+    if (m_lastWasValue) {
         commitHeader();
+        if (m_building->headers.size() >= m_config.maxHeaderCount)
+            return reject(431, "invalid_request_error", "too_many_headers",
+                          QStringLiteral("a request may carry at most %1 header fields").arg(m_config.maxHeaderCount));
+    }
     m_lastWasValue = false;
     m_field.append(at, qsizetype(length));
     return 0;
@@ -132,7 +137,13 @@ int HttpConnection::onHeadersComplete()
 {
     if (m_lastWasValue || !m_field.isEmpty())
         commitHeader();
+    m_headerTimer.stop();
+    if (m_config.requestTimeoutMs > 0)
+        m_requestTimer.start(m_config.requestTimeoutMs);
     HttpRequest &r = *m_building;
+    if (r.headers.size() > m_config.maxHeaderCount)
+        return reject(431, "invalid_request_error", "too_many_headers",
+                      QStringLiteral("a request may carry at most %1 header fields").arg(m_config.maxHeaderCount));
     r.method = http_method_str(http_method(m_parser->method));
     r.httpMajor = m_parser->http_major;
     r.httpMinor = m_parser->http_minor;

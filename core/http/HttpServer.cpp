@@ -32,6 +32,8 @@ HttpServer::~HttpServer()
     // then tell unfinished responses their client is gone so handlers can cancel upstream work.
     for (HttpConnection *c : std::as_const(m_connections))
         disconnect(c, nullptr, this, nullptr);
+    m_perClient.clear();
+    m_clientOf.clear();
     const QSet<HttpConnection *> connections = std::exchange(m_connections, {});
     for (HttpConnection *c : connections)
         c->abort();
@@ -99,6 +101,22 @@ void HttpServer::setRequestTimeoutMs(int ms)
     m_config->requestTimeoutMs = qMax(0, ms);
 }
 
+void HttpServer::setHeaderTimeoutMs(int ms)
+{
+    m_config->headerTimeoutMs = qMax(0, ms);
+}
+
+void HttpServer::setMaxHeaderCount(int count)
+{
+    m_config->maxHeaderCount = qMax(1, count);
+}
+
+void HttpServer::setMaxConnectionsPerClient(int max, bool includeLoopback)
+{
+    m_maxPerClient = qMax(0, max);
+    m_limitLoopback = includeLoopback;
+}
+
 void HttpServer::setLingerMs(int ms)
 {
     m_config->lingerMs = qMax(0, ms);
@@ -136,11 +154,42 @@ void HttpServer::onNewConnection()
             socket, id, *m_config, [this](HttpRequestPtr r, HttpResponse *s) { dispatch(std::move(r), s); }, this);
         m_connections.insert(connection);
         connect(connection, &HttpConnection::closed, this, [this](HttpConnection *c) {
-            m_connections.remove(c);
+            forgetConnection(c);
             emit connectionClosed(c->id());
         });
         emit connectionOpened(id);
+
+        QHostAddress peer = socket->peerAddress();
+        bool mapped = false;
+        const quint32 v4 = peer.toIPv4Address(&mapped);
+        if (mapped)
+            peer = QHostAddress(v4); // ::ffff:a.b.c.d on a dual-stack socket is the IPv4 client a.b.c.d
+        if (m_maxPerClient > 0 && (m_limitLoopback || !peer.isLoopback())) {
+            const QByteArray client = peer.toString().toLatin1();
+            int &open = m_perClient[client];
+            if (open >= m_maxPerClient) {
+                // Refused connections are not counted: they close on their own within the linger time.
+                connection->refuse(503, "server_error", "too_many_connections",
+                                   QStringLiteral("too many open connections from this address (at most %1)")
+                                       .arg(m_maxPerClient));
+                continue;
+            }
+            ++open;
+            m_clientOf.insert(connection, client);
+        }
     }
+}
+
+void HttpServer::forgetConnection(HttpConnection *connection)
+{
+    m_connections.remove(connection);
+    const auto it = m_clientOf.find(connection);
+    if (it == m_clientOf.end())
+        return;
+    const auto count = m_perClient.find(it.value());
+    if (count != m_perClient.end() && --count.value() <= 0)
+        m_perClient.erase(count);
+    m_clientOf.erase(it);
 }
 
 void HttpServer::dispatch(HttpRequestPtr request, HttpResponse *response)

@@ -3,6 +3,7 @@
 #include "http/HttpRequest.h"
 #include "http/HttpResponse.h"
 
+#include <QHash>
 #include <QHostAddress>
 #include <QObject>
 #include <QSet>
@@ -19,7 +20,7 @@ class HttpConnection;
 // order), chunked request bodies, zstd/gzip/deflate request bodies, streaming responses with backpressure
 // and client-disconnect detection. Errors the server decides itself (malformed request 400, body too large
 // 413, unsupported content-encoding 415, header too large 431, unsupported transfer-encoding 501, request
-// timeout 408) are JSON bodies {"error":{"message","type","code"}} and close the connection.
+// timeout 408, too many connections from one client 503) are JSON bodies {"error":{"message","type","code"}} and close the connection.
 //
 // A client that closes or shuts down its sending side while its response is unfinished counts as gone
 // (HttpResponse::clientDisconnected()), like nginx's client-abort detection.
@@ -55,6 +56,11 @@ public:
     void setMaxHeaderBytes(qint64 bytes); // request line + headers; default 64 KiB
     void setIdleTimeoutMs(int ms);        // idle keep-alive connection; default 120 s; 0 = never
     void setRequestTimeoutMs(int ms);     // started request must finish its head / keep its body moving; 30 s
+    void setHeaderTimeoutMs(int ms);      // head due after its first byte (first head: after accept); 10 s
+    void setMaxHeaderCount(int count);    // header fields per request, more get 431; default 100
+    // Open connections per client address; one more is answered 503 and closed. 0 (default) = unbounded.
+    // Loopback clients are counted only with `includeLoopback`: they are the user's own processes.
+    void setMaxConnectionsPerClient(int max, bool includeLoopback = false);
     void setLingerMs(int ms);             // drain unread input before closing; default 2 s
     // Backpressure: congested() above high, drained() when back below low. Default 64 KiB / 256 KiB.
     void setWatermarks(qint64 lowBytes, qint64 highBytes);
@@ -71,12 +77,17 @@ signals:
 private:
     void onNewConnection();
     void dispatch(HttpRequestPtr request, HttpResponse *response);
+    void forgetConnection(HttpConnection *connection);
 
     struct Config;
     std::unique_ptr<Config> m_config;
     QTcpServer *m_tcp;
     Handler m_handler;
     QSet<HttpConnection *> m_connections;
+    int m_maxPerClient = 0;
+    bool m_limitLoopback = false;
+    QHash<QByteArray, int> m_perClient;            // open connections by client address
+    QHash<HttpConnection *, QByteArray> m_clientOf; // the connections counted there
     quint64 m_nextConnectionId = 0;
 };
 

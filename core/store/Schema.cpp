@@ -227,6 +227,31 @@ const QStringList &version5()
     return statements;
 }
 
+// Version 6: API keys for the proxy (docs/SECURITY.md "API keys"). Only a hash of each key is stored: the key
+// itself is shown once when it is created. api_key_requests books which key started which request, so the
+// tokens a key used in its window are summed from the request log; its rows outlive the longest window only.
+const QStringList &version6()
+{
+    static const QStringList statements = {
+        QStringLiteral(R"(CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            name TEXT,
+            key_hash TEXT NOT NULL UNIQUE,
+            created_at_ms INTEGER NOT NULL,
+            expires_at_ms INTEGER,
+            revoked_at_ms INTEGER,
+            last_used_ms INTEGER,
+            limit_tokens INTEGER CHECK (limit_tokens IS NULL OR limit_tokens >= 1),
+            limit_window_s INTEGER CHECK (limit_window_s IS NULL OR limit_window_s >= 1)))"),
+        QStringLiteral(R"(CREATE TABLE api_key_requests (
+            request_id TEXT PRIMARY KEY,
+            key_id TEXT NOT NULL,
+            started_at_ms INTEGER NOT NULL))"),
+        QStringLiteral("CREATE INDEX api_key_requests_key ON api_key_requests (key_id, started_at_ms)"),
+    };
+    return statements;
+}
+
 // PostgreSQL has no implicit rowid. request_log's "newest first" order breaks ties between requests started in
 // the same millisecond by insert order (RequestLogRepository::recent), so there the column is explicit.
 QStringList postgresOnly(int version)
@@ -324,6 +349,9 @@ bool applySchemaVersion(Database &db, int version, QString *error)
         break;
     case 5:
         statements = &version5();
+        break;
+    case 6:
+        statements = &version6();
         break;
     default:
         if (error)

@@ -85,7 +85,7 @@ private slots:
     void migrationFromEmptyCreatesSchema()
     {
         QCOMPARE(m_db->schemaVersion(), kLatestSchemaVersion);
-        QCOMPARE(Database::latestSchemaVersion(), 5);
+        QCOMPARE(Database::latestSchemaVersion(), 6);
         QVERIFY(m_db->writable());
         QSet<QString> tables;
         QSqlQuery q = m_db->query();
@@ -94,7 +94,8 @@ private slots:
             tables << q.value(0).toString();
         QCOMPARE(tables, set({"schema_version", "meta", "accounts", "account_usage", "settings", "request_log",
                               "response_anchors", "session_affinity", "account_secrets", "refresh_claims", "replicas",
-                              "owner_slots", "slot_claims", "usage_rollup_hourly", "usage_samples"}));
+                              "owner_slots", "slot_claims", "usage_rollup_hourly", "usage_samples", "api_keys",
+                              "api_key_requests"}));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                               "name = 'request_log_started'"))
                      .toInt(),
@@ -126,11 +127,12 @@ private slots:
     {
         const QString id = addAccount(QStringLiteral("personal-alice.json"));
         QString error;
-        // Versions 2 to 5 only added tables and columns, so dropping them (and their version rows) gives a
+        // Versions 2 to 6 only added tables and columns, so dropping them (and their version rows) gives a
         // version-1 file.
         for (const char *sql : {"DROP TABLE account_secrets", "DROP TABLE refresh_claims", "DROP TABLE replicas",
                                 "DROP TABLE owner_slots", "DROP TABLE slot_claims", "DROP TABLE usage_rollup_hourly",
                                 "DROP TABLE usage_samples", "DROP INDEX request_log_started_id",
+                                "DROP TABLE api_keys", "DROP TABLE api_key_requests",
                                 "ALTER TABLE accounts DROP COLUMN version",
                                 "ALTER TABLE response_anchors DROP COLUMN lineage",
                                 "ALTER TABLE response_anchors DROP COLUMN session_key",

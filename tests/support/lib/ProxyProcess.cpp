@@ -168,7 +168,7 @@ bool ProxyProcess::start(const QString &upstreamBaseUrl, int timeoutMs)
         return false;
     m_process.setProcessEnvironment(environment());
     m_process.start(binary(),
-                    {QStringLiteral("serve"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0")});
+                    {QStringLiteral("serve"), QStringLiteral("--listen"), m_listen});
     QDeadlineTimer deadline(timeoutMs);
     QByteArray out;
     while (!deadline.hasExpired()) {

@@ -51,6 +51,8 @@ public:
     // Settings written to the config file before start (e.g. {"gate_wait_s": 1}).
     void setConfig(const QJsonObject &config) { m_config = config; }
     void setEnv(const QString &name, const QString &value) { m_env.insert(name, value); }
+    // The --listen address (default 127.0.0.1:0; the port is read from the ready line).
+    void setListen(const QString &listen) { m_listen = listen; }
     // The program `serve` runs (default: SWITCHYARD_BIN).
     void setBinary(const QString &path) { m_binary = path; }
     QString binary() const;
@@ -103,6 +105,7 @@ private:
     QTemporaryDir m_dir;
     QString m_binary;
     QString m_dataDir;
+    QString m_listen = QStringLiteral("127.0.0.1:0");
     bool m_spin = false;
     QJsonObject m_config;
     QHash<QString, QString> m_env;
