@@ -21,6 +21,8 @@ int runUsage(const Config &config, const CommandLine &cl);
 int runStatus(const Config &config, const CommandLine &cl);
 // `health [--json]`: the self-check (HealthCommand.cpp); returns 0 or 2.
 int runHealth(const Config &config, const CommandLine &cl);
+// Where the running instance's local API answers (its instance file, else the configured listen address).
+QString localApiBase(const Config &config);
 int runClientConfig(const Config &config, const CommandLine &cl);
 int runGui(const ConfigResult &loaded, int argc, char **argv);
 

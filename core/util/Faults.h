@@ -17,6 +17,9 @@
 //   conflated-timers       a pre_response kill is labelled stream_idle (Inv11)
 //   single-shared-timeout  one timer (request_total) bounds every stage (Inv2)
 //   misroute-producer      an upstream connection is reused before its response was read to the end (Inv6)
+//   store-full             not a missing guard but a test condition: while the file named by
+//                          SWITCHYARD_FAULT_STORE_FULL_FLAG exists, every INSERT/UPDATE/DELETE fails like a full
+//                          disk (SQLITE_FULL / SQLSTATE 53100), so the store's outage handling can be tested
 
 #ifdef SWITCHYARD_FAULT_INJECTION
 namespace sy {
