@@ -27,6 +27,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <memory>
+
 using namespace sy;
 using namespace sy::test;
 
@@ -78,6 +80,46 @@ QStringList sqliteColumn(const QString &path, const QString &query, QString *err
     QSqlDatabase::removeDatabase(name);
     return out;
 }
+
+// Another connection holding the database's write lock (BEGIN IMMEDIATE): to the proxy a disk that stalls its
+// commits (it waits up to its busy timeout of 5 s). A kill while it is held lands exactly where a completion
+// flushed before its commit would be lost.
+class WriteLockHolder
+{
+public:
+    explicit WriteLockHolder(const QString &path)
+    {
+        m_db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_name);
+        m_db.setDatabaseName(path);
+        m_db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    }
+    ~WriteLockHolder()
+    {
+        release();
+        m_db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(m_name);
+    }
+    bool take(QString *error)
+    {
+        QSqlQuery q(m_db);
+        if (!m_db.open() || !q.exec(QStringLiteral("BEGIN IMMEDIATE"))) {
+            *error = m_db.lastError().text() + q.lastError().text();
+            return false;
+        }
+        return true;
+    }
+    void release()
+    {
+        if (!m_db.isOpen())
+            return;
+        QSqlQuery(m_db).exec(QStringLiteral("ROLLBACK"));
+        m_db.close();
+    }
+
+private:
+    QString m_name = QStringLiteral("crash-write-lock");
+    QSqlDatabase m_db;
+};
 
 } // namespace
 
@@ -306,8 +348,18 @@ private slots:
                 },
                 10000));
             totalKilledStreaming += live;
+            // Every other cycle the store stalls first (another connection holds the write lock) and the kill
+            // comes while completions wait for their commit: none of them may have reached its client.
+            std::unique_ptr<WriteLockHolder> stall;
+            if (cycle % 2 == 0) {
+                stall = std::make_unique<WriteLockHolder>(database);
+                QString lockError;
+                QVERIFY2(stall->take(&lockError), qPrintable(lockError));
+                QTest::qWait(int(rng.bounded(500, 2000)));
+            }
             down = true;
             proxy.kill();
+            stall.reset();
             deadIncarnation = incarnation;
             load.stopIssuing();
             QVERIFY2(load.waitIdle(20000), "client turns did not end after the kill");
@@ -331,9 +383,10 @@ private slots:
             totalTurns += int(load.outcomes().size());
             totalCompleted += completed;
             totalChecked += checked;
-            qInfo("cycle %d: incarnation %lld killed with %d turns streaming; %d turns, %d completed and logged "
+            qInfo("cycle %d: incarnation %lld killed with %d turns streaming%s; %d turns, %d completed and logged "
                   "with their usage",
-                  cycle, incarnation, live, int(load.outcomes().size()), checked);
+                  cycle, incarnation, live, cycle % 2 == 0 ? " while its commits stalled" : "",
+                  int(load.outcomes().size()), checked);
         }
 
         // One last start: the last kill's slots are reclaimed too, and a clean stop leaves a quiescent state.

@@ -15,6 +15,7 @@
 #include "lib/ProxyProcess.h"
 #include "lib/TurnTraffic.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -133,8 +134,13 @@ class TestStoreUnavailable : public QObject
         QCOMPARE(refused.last()->outcome().errorCode, QStringLiteral("store_unavailable"));
 
         // The store comes back: the proxy notices by itself and writes what it kept.
+        const int pendingBefore = s.value(QLatin1String("store_pending_writes")).toInt();
+        QElapsedTimer back;
+        back.start();
         giveBack();
         QTRY_VERIFY_WITH_TIMEOUT(status(proxy).value(QLatin1String("store_writable")).toBool(), 30000);
+        qInfo("%s: writable again %lld ms after the store came back; %d request-log writes had been kept",
+              qPrintable(cause), back.elapsed(), pendingBefore);
         QTRY_COMPARE_WITH_TIMEOUT(status(proxy).value(QLatin1String("store_pending_writes")).toInt(-1), 0, 20000);
         s = status(proxy);
         QCOMPARE(s.value(QLatin1String("store_lost_writes")).toInteger(), 0);
