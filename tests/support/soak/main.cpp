@@ -184,19 +184,26 @@ int main(int argc, char **argv)
     // faultRate split over the four kinds.
     QRandomGenerator chaos(seed ^ 0x50a4u);
     QTimer topUp;
+    // Faults before the stream (429, 500) cool their account down (90 s, a few seconds), so only the last
+    // account gets them (its turns fail over): the other four keep 256 slots for the 256 streams and take the
+    // mid-stream faults, which end their turn without penalising the account.
     QObject::connect(&topUp, &QTimer::timeout, [&] {
-        for (const FakeAccount &a : proxy.accounts()) {
+        for (int i = 0; i < proxy.accounts().size(); ++i) {
+            const bool limitable = i == proxy.accounts().size() - 1;
             QStringList actions;
             for (int k = 0; k < 64; ++k) {
                 const double r = chaos.generateDouble();
-                const double f = faultRate / 4;
-                actions << (r < f       ? QStringLiteral("500")
-                            : r < 2 * f ? QStringLiteral("drop_mid+slow:100")
-                            : r < 3 * f ? QStringLiteral("stall_mid+slow:100")
-                            : r < 4 * f ? QStringLiteral("429_rate")
-                                        : QStringLiteral("slow:100"));
+                const double f = faultRate / 2;
+                if (limitable)
+                    actions << (r < f       ? QStringLiteral("429_rate")
+                                : r < 2 * f ? QStringLiteral("500")
+                                            : QStringLiteral("slow:100"));
+                else
+                    actions << (r < f       ? QStringLiteral("drop_mid+slow:100")
+                                : r < 2 * f ? QStringLiteral("stall_mid+slow:100")
+                                            : QStringLiteral("slow:100"));
             }
-            fake.script(a.chatgptAccountId, actions);
+            fake.script(proxy.accounts().at(i).chatgptAccountId, actions);
         }
     });
     topUp.start(500);
@@ -256,7 +263,9 @@ int main(int argc, char **argv)
 
     QHash<QString, const TurnOutcome *> clientById;
     QSet<QString> cancelledIds;
+    int clientCancels = 0; // with or without an answer head (a hang-up before it leaves no request id)
     for (const TurnOutcome &o : load.outcomes()) {
+        clientCancels += o.cancelled ? 1 : 0;
         if (o.requestId.isEmpty())
             continue;
         clientById.insert(o.requestId, &o);
@@ -286,10 +295,14 @@ int main(int argc, char **argv)
             fault = fault || isFault(a);
         if (fault) {
             ++explainedByFault;
-        } else if (cancelledIds.contains(id) && status == QLatin1String("cancelled")) {
+        } else if (status == QLatin1String("cancelled") && code == QLatin1String("client_disconnected") &&
+                   (cancelledIds.contains(id) || explainedByCancel < clientCancels)) {
             ++explainedByCancel;
-        } else if (code == QLatin1String("rate_limit_exceeded") && planted.value(QStringLiteral("429_rate")) > 0) {
-            // A planted 429 cools its account down; a continuation bound to that account is refused meanwhile.
+        } else if ((code == QLatin1String("rate_limit_exceeded") || code == QLatin1String("previous_response_not_found")) &&
+                   planted.value(QStringLiteral("429_rate")) > 0 && clientById.contains(id) &&
+                   clientById.value(id)->kind == "continuation") {
+            // A planted 429 cools its account down; a continuation bound to that account is refused meanwhile
+            // (and its client, refused at once, tries the next one right away: these come in numbers).
             ++explainedByCooldown;
         } else {
             ++unplanned[status + QLatin1Char('/') + code];
@@ -361,7 +374,7 @@ int main(int argc, char **argv)
         {QStringLiteral("streams"), streams},
         {QStringLiteral("ran_ms"), ranMs},
         {QStringLiteral("client_turns"), int(load.outcomes().size())},
-        {QStringLiteral("client_cancels"), int(cancelledIds.size())},
+        {QStringLiteral("client_cancels"), clientCancels},
         {QStringLiteral("upstream_requests"), upstreamTurns},
         {QStringLiteral("planted_faults"), toJson(planted)},
         {QStringLiteral("log_rows"), int(rows.size())},
