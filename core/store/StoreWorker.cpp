@@ -247,7 +247,8 @@ void StoreWorker::setWritableState(bool writable, const QString &reason)
     emit writableChanged(writable, writable ? QString() : reason);
     if (!writable || !m_context)
         return;
-    // Back (on the store thread, after a successful write): the retained writes go first, in their order.
+    // Back (on the store thread, after a successful probe write): the retained writes are queued again, in
+    // their order, behind what is queued already.
     std::vector<StoreQueuedJob> waiting;
     {
         QMutexLocker lock(&m_retainedMutex);

@@ -65,7 +65,7 @@ public:
     // kMaxRetainedWrites waiting, and those still waiting at stop() are dropped, each with a warning naming
     // `label`, and counted in lostWrites(). Waiting jobs die with the process (kill -9, power loss).
     void submitRetained(Job job, const QString &label, QObject *context, Done onDone);
-    static constexpr int kMaxRetainedWrites = 100000;
+    static constexpr int kMaxRetainedWrites = 20000; // about 1 KiB each
     // Retained writes waiting for the store, and writes lost so far (both for /api/status).
     int pendingWrites() const;
     qint64 lostWrites() const { return m_lostWrites.load(); }

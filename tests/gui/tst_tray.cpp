@@ -224,9 +224,10 @@ private slots:
                  QStringLiteral("weekly"));
 
         // The proxy's store stops taking writes: degraded, and the tooltip says why; then it recovers.
-        proxy.setStatus(QJsonObject{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:2455")},
-                                    {QStringLiteral("store_writable"), false},
-                                    {QStringLiteral("store_problem"), QStringLiteral("disk full (database or disk is full)")}});
+        proxy.setStatus(
+            QJsonObject{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:2455")},
+                        {QStringLiteral("store_writable"), false},
+                        {QStringLiteral("store_problem"), QStringLiteral("disk full (database or disk is full)")}});
         QTRY_COMPARE(tray.state(), TrayState::Degraded);
         QTRY_VERIFY2(tray.toolTip().contains(QLatin1String("Store unavailable: disk full (database or disk is full)")),
                      qPrintable(tray.toolTip()));

@@ -26,7 +26,6 @@
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <memory>
 
 using namespace sy;
@@ -203,16 +202,21 @@ class TestCrashSafety : public QObject
                                 .arg(o.requestId, row.value(QLatin1String("status")).toString());
             const QJsonObject t = row.value(QLatin1String("tokens")).toObject();
             const QJsonObject u = o.completedUsage;
-            const qint64 want[] = {
-                u.value(QLatin1String("input_tokens")).toInteger(-1),
-                u.value(QLatin1String("input_tokens_details")).toObject().value(QLatin1String("cached_tokens")).toInteger(-1),
-                u.value(QLatin1String("output_tokens")).toInteger(-1),
-                u.value(QLatin1String("output_tokens_details")).toObject().value(QLatin1String("reasoning_tokens")).toInteger(-1),
-                u.value(QLatin1String("total_tokens")).toInteger(-1)};
-            const qint64 got[] = {t.value(QLatin1String("input")).toInteger(-2), t.value(QLatin1String("cached")).toInteger(-2),
-                                  t.value(QLatin1String("output")).toInteger(-2),
-                                  t.value(QLatin1String("reasoning")).toInteger(-2),
-                                  t.value(QLatin1String("total")).toInteger(-2)};
+            const qint64 want[] = {u.value(QLatin1String("input_tokens")).toInteger(-1),
+                                   u.value(QLatin1String("input_tokens_details"))
+                                       .toObject()
+                                       .value(QLatin1String("cached_tokens"))
+                                       .toInteger(-1),
+                                   u.value(QLatin1String("output_tokens")).toInteger(-1),
+                                   u.value(QLatin1String("output_tokens_details"))
+                                       .toObject()
+                                       .value(QLatin1String("reasoning_tokens"))
+                                       .toInteger(-1),
+                                   u.value(QLatin1String("total_tokens")).toInteger(-1)};
+            const qint64 got[] = {
+                t.value(QLatin1String("input")).toInteger(-2), t.value(QLatin1String("cached")).toInteger(-2),
+                t.value(QLatin1String("output")).toInteger(-2), t.value(QLatin1String("reasoning")).toInteger(-2),
+                t.value(QLatin1String("total")).toInteger(-2)};
             if (want[4] <= 0)
                 problems << QStringLiteral("%1: the client saw no usage in response.completed").arg(o.requestId);
             for (int i = 0; i < 5; ++i) {
@@ -400,7 +404,8 @@ private slots:
             &error);
         QVERIFY2(error.isEmpty() && stale.isEmpty(), qPrintable(error + stale.join(QLatin1Char(' '))));
         QCOMPARE(proxy.stop(30000), 0);
-        QCOMPARE(sqliteColumn(database, QStringLiteral("PRAGMA integrity_check"), &error), QStringList{QStringLiteral("ok")});
+        QCOMPARE(sqliteColumn(database, QStringLiteral("PRAGMA integrity_check"), &error),
+                 QStringList{QStringLiteral("ok")});
 
         DurableStateChecker checker(database);
         checker.setQuiescent(true);

@@ -23,7 +23,6 @@
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <functional>
 
 using namespace sy;
@@ -157,9 +156,12 @@ class TestStoreUnavailable : public QObject
             QCOMPARE(row.value(QLatin1String("status")).toString(), QStringLiteral("completed"));
             const QJsonObject tokens = row.value(QLatin1String("tokens")).toObject();
             const QJsonObject usage = t->outcome().completedUsage;
-            QCOMPARE(tokens.value(QLatin1String("input")).toInteger(), usage.value(QLatin1String("input_tokens")).toInteger());
-            QCOMPARE(tokens.value(QLatin1String("output")).toInteger(), usage.value(QLatin1String("output_tokens")).toInteger());
-            QCOMPARE(tokens.value(QLatin1String("total")).toInteger(), usage.value(QLatin1String("total_tokens")).toInteger());
+            QCOMPARE(tokens.value(QLatin1String("input")).toInteger(),
+                     usage.value(QLatin1String("input_tokens")).toInteger());
+            QCOMPARE(tokens.value(QLatin1String("output")).toInteger(),
+                     usage.value(QLatin1String("output_tokens")).toInteger());
+            QCOMPARE(tokens.value(QLatin1String("total")).toInteger(),
+                     usage.value(QLatin1String("total_tokens")).toInteger());
         }
         for (const AsyncTurn *t : refused) {
             const QJsonObject row = rows.value(t->outcome().requestId);

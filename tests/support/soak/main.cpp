@@ -30,7 +30,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
-
 #include <cstdio>
 
 using namespace sy;
@@ -120,8 +119,8 @@ int main(int argc, char **argv)
                    QStringLiteral("Allowed RSS growth, last vs first quarter, in percent (default 20)."),
                    QStringLiteral("p"), QStringLiteral("20")});
     cli.addOption({QStringLiteral("max-fd-growth"),
-                   QStringLiteral("Allowed growth of open fds, last vs first quarter (default 32)."), QStringLiteral("n"),
-                   QStringLiteral("32")});
+                   QStringLiteral("Allowed growth of open fds, last vs first quarter (default 32)."),
+                   QStringLiteral("n"), QStringLiteral("32")});
     cli.process(app);
     const double minutes = cli.value(QStringLiteral("minutes")).toDouble();
     const int streams = cli.value(QStringLiteral("streams")).toInt();
@@ -129,10 +128,11 @@ int main(int argc, char **argv)
     const double faultRate = cli.value(QStringLiteral("fault-rate")).toDouble();
     const int sampleS = qMax(1, cli.value(QStringLiteral("sample-s")).toInt());
     const quint32 seed = cli.isSet(QStringLiteral("seed")) ? cli.value(QStringLiteral("seed")).toUInt()
-                                                          : QRandomGenerator::global()->generate();
+                                                           : QRandomGenerator::global()->generate();
     if (minutes <= 0 || streams <= 0 || qEnvironmentVariableIsEmpty("SWITCHYARD_BIN") ||
         qEnvironmentVariableIsEmpty("SWITCHYARD_FAKE_UPSTREAM")) {
-        std::fprintf(stderr, "sy-soak: needs --minutes > 0, --streams > 0, SWITCHYARD_BIN and SWITCHYARD_FAKE_UPSTREAM\n");
+        std::fprintf(stderr,
+                     "sy-soak: needs --minutes > 0, --streams > 0, SWITCHYARD_BIN and SWITCHYARD_FAKE_UPSTREAM\n");
         return 2;
     }
 
@@ -273,9 +273,9 @@ int main(int argc, char **argv)
             cancelledIds.insert(o.requestId);
     }
 
-    const CliResult requests = proxy.cli({QStringLiteral("requests"), QStringLiteral("--json"), QStringLiteral("--limit"),
-                                          QStringLiteral("100000")},
-                                         300000);
+    const CliResult requests = proxy.cli(
+        {QStringLiteral("requests"), QStringLiteral("--json"), QStringLiteral("--limit"), QStringLiteral("100000")},
+        300000);
     const QJsonArray rows = requests.json().array();
     QSet<QString> logged;
     QHash<QString, int> statuses, unplanned;
@@ -298,7 +298,8 @@ int main(int argc, char **argv)
         } else if (status == QLatin1String("cancelled") && code == QLatin1String("client_disconnected") &&
                    (cancelledIds.contains(id) || explainedByCancel < clientCancels)) {
             ++explainedByCancel;
-        } else if ((code == QLatin1String("rate_limit_exceeded") || code == QLatin1String("previous_response_not_found")) &&
+        } else if ((code == QLatin1String("rate_limit_exceeded") ||
+                    code == QLatin1String("previous_response_not_found")) &&
                    planted.value(QStringLiteral("429_rate")) > 0 && clientById.contains(id) &&
                    clientById.value(id)->kind == "continuation") {
             // A planted 429 cools its account down; a continuation bound to that account is refused meanwhile
@@ -349,9 +350,11 @@ int main(int argc, char **argv)
     if (requests.exitCode != 0)
         failures << QStringLiteral("switchyard requests failed: ") + QString::fromUtf8(requests.err);
     if (unplannedTotal > 0)
-        failures << QStringLiteral("%1 errors not explained by a planted fault or a client hang-up").arg(unplannedTotal);
+        failures
+            << QStringLiteral("%1 errors not explained by a planted fault or a client hang-up").arg(unplannedTotal);
     if (clientErrorsWithoutId > 0)
-        failures << QStringLiteral("%1 client turns ended without an answer carrying x-request-id").arg(clientErrorsWithoutId);
+        failures << QStringLiteral("%1 client turns ended without an answer carrying x-request-id")
+                        .arg(clientErrorsWithoutId);
     if (missingClientRows + missingUpstreamRows > 0)
         failures << QStringLiteral("request ids without a request-log row: %1 seen by clients, %2 seen upstream")
                         .arg(missingClientRows)
@@ -397,6 +400,7 @@ int main(int argc, char **argv)
         {QStringLiteral("ok"), failures.isEmpty()},
     };
     std::printf("%s\n", QJsonDocument(result).toJson(QJsonDocument::Indented).constData());
-    progress(failures.isEmpty() ? QStringLiteral("soak passed") : QStringLiteral("soak FAILED: ") + failures.join(QStringLiteral("; ")));
+    progress(failures.isEmpty() ? QStringLiteral("soak passed")
+                                : QStringLiteral("soak FAILED: ") + failures.join(QStringLiteral("; ")));
     return failures.isEmpty() ? 0 : 1;
 }
