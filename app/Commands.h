@@ -26,6 +26,8 @@ int runHealth(const Config &config, const CommandLine &cl);
 int runEgress(const Config &config, const CommandLine &cl);
 // `apikeys create|list|revoke` (ApiKeyCommands.cpp).
 int runApiKeys(const Config &config, const CommandLine &cl);
+// Where the running instance's local API answers (its instance file, else the configured listen address).
+QString localApiBase(const Config &config);
 int runClientConfig(const Config &config, const CommandLine &cl);
 int runGui(const ConfigResult &loaded, const ConfigOverrides &overrides, int argc, char **argv);
 

@@ -6,10 +6,39 @@
 #include "store/Database.h"
 #include "store/DatabaseLocation.h"
 
+#include <QEventLoop>
 #include <QFileInfo>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
 #include <memory>
 
 namespace sy::app {
+
+namespace {
+
+// A full disk or a read-only file still reads fine, so the read-only check below cannot see it: the running
+// instance (if any) says whether its store takes writes. Empty when none answers or its store is writable.
+QString runningInstanceStoreProblem(const Config &config)
+{
+    QNetworkAccessManager nam;
+    QNetworkRequest request{QUrl(localApiBase(config) + QStringLiteral("/api/status"))};
+    request.setTransferTimeout(3000);
+    QNetworkReply *reply = nam.get(request);
+    QEventLoop loop;
+    QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    loop.exec();
+    reply->deleteLater();
+    if (reply->error() != QNetworkReply::NoError)
+        return {};
+    const QJsonObject status = QJsonDocument::fromJson(reply->readAll()).object();
+    if (!status.contains(QLatin1String("store_writable")) || status.value(QLatin1String("store_writable")).toBool())
+        return {};
+    const QString problem = status.value(QLatin1String("store_problem")).toString();
+    return problem.isEmpty() ? QStringLiteral("not writable") : problem;
+}
+
+} // namespace
 
 // `switchyard health [--json]`: exit 0 when every criterion holds, 2 when one fails or a fact is
 // unavailable (an invalid configuration never gets here: main() exits 3 first).
@@ -35,7 +64,8 @@ int runHealth(const Config &config, const CommandLine &cl)
             secrets.reset(makeSecretStore(config, &error));
         }
     }
-    const HealthReport report = runHealthCheck(config, db.get(), storeProblem, secrets.get());
+    const HealthReport report =
+        runHealthCheck(config, db.get(), storeProblem, secrets.get(), runningInstanceStoreProblem(config));
     if (cl.json)
         printJson(QJsonDocument(report.toJson()));
     else

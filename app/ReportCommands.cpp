@@ -27,6 +27,9 @@ QString numberText(const QJsonValue &v)
     return v.isNull() || v.isUndefined() ? QStringLiteral("-") : QString::number(v.toDouble(), 'f', 0);
 }
 
+
+} // namespace
+
 QString localApiBase(const Config &config)
 {
     // The running instance says where it listens (it may have been started with --listen).
@@ -38,8 +41,6 @@ QString localApiBase(const Config &config)
     }
     return localBaseUrl(config.listenAddress, config.listenPort);
 }
-
-} // namespace
 
 int runRequests(const Config &config, const CommandLine &cl)
 {
@@ -164,7 +165,13 @@ int runStatus(const Config &config, const CommandLine &cl)
                  status.value(QLatin1String("pinned_account_id")).toString(QStringLiteral("auto")),
                  status.value(QLatin1String("store_writable")).toBool()
                      ? QString()
-                     : QStringLiteral("\nSTORE UNAVAILABLE: ") + status.value(QLatin1String("store_problem")).toString()));
+                     : QStringLiteral("\nstore unavailable: %1 - new requests get 503 store_unavailable until it is "
+                                      "writable again (checked every second)")
+                           .arg(status.value(QLatin1String("store_problem")).toString())));
+    if (const int pending = status.value(QLatin1String("store_pending_writes")).toInt())
+        out(QStringLiteral("%1 request-log rows of finished turns wait in memory for the store").arg(pending));
+    if (const qint64 lost = status.value(QLatin1String("store_lost_writes")).toInteger())
+        out(QStringLiteral("%1 request-log rows were lost to the store outage (see the log)").arg(lost));
     // A configuration edit the instance could not use, or one that waits for a restart, must not go unnoticed.
     const QJsonObject configState = status.value(QLatin1String("config")).toObject();
     const QString configError = configState.value(QLatin1String("error")).toString();

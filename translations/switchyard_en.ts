@@ -645,7 +645,7 @@
     </message>
     <message>
         <location filename="../ui/pages/OverviewPage.cpp" line="145"/>
-        <source> · database not writable: %1</source>
+        <source> · store unavailable: %1 (new requests get 503 until it is writable again)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1177,6 +1177,11 @@
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="241"/>
         <source> (pinned)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="236"/>
+        <source>Store unavailable: %1 — new requests are refused until it is writable again</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -644,8 +644,8 @@
     </message>
     <message>
         <location filename="../ui/pages/OverviewPage.cpp" line="145"/>
-        <source> · database not writable: %1</source>
-        <translation> · 数据库不可写：%1</translation>
+        <source> · store unavailable: %1 (new requests get 503 until it is writable again)</source>
+        <translation> · 存储不可用：%1（在恢复可写之前，新请求将得到 503）</translation>
     </message>
 </context>
 <context>
@@ -1176,6 +1176,11 @@
         <location filename="../ui/tray/TrayController.cpp" line="241"/>
         <source> (pinned)</source>
         <translation>（已固定）</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="236"/>
+        <source>Store unavailable: %1 — new requests are refused until it is writable again</source>
+        <translation>存储不可用：%1 — 在恢复可写之前将拒绝新请求</translation>
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="244"/>

@@ -10,6 +10,7 @@
 #include "upstream/egress/EgressRoute.h"
 #include "usage/FailureClassifier.h"
 #include "usage/UsageWindows.h"
+#include "util/TwoGenerationCache.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -37,6 +38,9 @@ class AccountPool : public QObject
     Q_OBJECT
 
 public:
+    // Each in-memory binding cache keeps at least this many of its latest entries and at most twice as many.
+    static constexpr qsizetype kBindingCacheLimit = 10000;
+
     struct Account
     {
         AccountRecord record;
@@ -160,9 +164,11 @@ private:
     bool m_proxyPaused = false;
     Strategy m_strategy = Strategy::CapacityWeighted;
 
-    QHash<QString, QString> m_sessions;
-    QHash<QByteArray, QString> m_turnStates;
-    QHash<QString, AnchorRecord> m_anchors;
+    // In-memory bindings, bounded (the soak showed unbounded growth per turn): a binding that falls out only
+    // loses stickiness (sessions, turn states) or a database read (anchors, whose table still answers).
+    TwoGenerationCache<QString, QString> m_sessions{kBindingCacheLimit};
+    TwoGenerationCache<QByteArray, QString> m_turnStates{kBindingCacheLimit};
+    TwoGenerationCache<QString, AnchorRecord> m_anchors{kBindingCacheLimit};
 };
 
 } // namespace sy

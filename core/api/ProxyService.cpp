@@ -464,6 +464,9 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("store_writable"), m_store->writable()},
         {QStringLiteral("store_problem"),
          m_store->writable() ? QJsonValue() : QJsonValue(m_store->unwritableReason())},
+        // Request-log writes of finished turns waiting in memory for the store, and those given up on.
+        {QStringLiteral("store_pending_writes"), m_store->pendingWrites()},
+        {QStringLiteral("store_lost_writes"), m_store->lostWrites()},
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
         {QStringLiteral("draining"), m_draining},

@@ -42,7 +42,9 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
                      QObject *context, std::function<void(bool ok, const SettleOutcome &outcome)> done)
 {
     auto outcome = std::make_shared<SettleOutcome>();
-    store->submit(
+    // Retained through a store outage: the turn ends for its client at once, its row follows when the store is
+    // writable again. The job is idempotent (a settled claim or an existing row is left as it is).
+    store->submitRetained(
         [record, settlement, outcome](Database &db, QString *error) {
             if (settlement.settleClaim) {
                 const std::optional<SettleOutcome> settled = OwnerSlotRepository(db).settleTurn(
@@ -58,10 +60,10 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
                 return true;
             return error->isEmpty() && log.insert(record, error);
         },
-        context,
+        QStringLiteral("request-log row of %1").arg(record.requestId), context,
         [id = record.requestId, outcome, done](bool ok, const QString &error) {
             if (!ok)
-                qCWarning(lcTurnLog).noquote() << "request" << id << "could not be logged:" << error;
+                qCWarning(lcTurnLog).noquote() << "request" << id << "could not be logged yet:" << error;
             done(ok, *outcome);
         });
 }

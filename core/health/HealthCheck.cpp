@@ -38,9 +38,11 @@ void readStore(Database &db, HealthInputs *in)
 
 } // namespace
 
-HealthReport runHealthCheck(const Config &config, Database *db, const QString &storeProblem, SecretStore *secrets)
+HealthReport runHealthCheck(const Config &config, Database *db, const QString &storeProblem, SecretStore *secrets,
+                            const QString &liveStoreProblem)
 {
     HealthInputs in;
+    in.liveStoreProblem = liveStoreProblem;
     in.config = &config;
     in.nowMs = QDateTime::currentMSecsSinceEpoch();
     in.storeOk = db != nullptr;

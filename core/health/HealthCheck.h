@@ -13,7 +13,9 @@ struct Config;
 // aggregates), reads egress credentials from the secret store, probes every egress proxy with its own
 // handshake, and evaluates the criteria. `db` null: the store could not be opened (`storeProblem` says why),
 // and every criterion that needs it fails as unavailable. `secrets` may be null when no proxy needs
-// credentials. Blocks (local event loops) for at most about connect_s.
-HealthReport runHealthCheck(const Config &config, Database *db, const QString &storeProblem, SecretStore *secrets);
+// credentials. `liveStoreProblem`: why the running instance's store takes no writes (HealthInputs). Blocks
+// (local event loops) for at most about connect_s.
+HealthReport runHealthCheck(const Config &config, Database *db, const QString &storeProblem, SecretStore *secrets,
+                            const QString &liveStoreProblem = {});
 
 } // namespace sy

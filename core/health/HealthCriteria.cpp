@@ -260,6 +260,13 @@ HealthReport evaluateHealth(const HealthInputs &in)
     HealthReport report;
     if (SY_FAULT("health-empty-criteria"))
         return report; // the planted failure (fault build only): a table with nothing in it
+    if (!in.liveStoreProblem.isEmpty()) {
+        // Reads still work on a full or read-only disk, so only the running instance can tell.
+        report.criteria.append(HealthCriterion{QStringLiteral("store"), false,
+                                               QStringLiteral("store unavailable: ") + in.liveStoreProblem,
+                                               QJsonObject{{QStringLiteral("writable"), false},
+                                                           {QStringLiteral("problem"), in.liveStoreProblem}}});
+    }
     report.criteria.append(configCriterion(in));
     for (const EgressPoolSpec &pool : in.config->egress.pools)
         report.criteria.append(poolCriterion(in, pool));

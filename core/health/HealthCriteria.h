@@ -29,6 +29,9 @@ struct HealthInputs
     const Config *config = nullptr; // loaded and valid (an invalid one never gets here: exit 3)
     bool storeOk = false;
     QString storeProblem;
+    // The running instance (if one answered) reports that its store takes no writes, and why: a "store"
+    // criterion then fails with it. Empty: no instance answered, or its store is writable.
+    QString liveStoreProblem;
     QList<AccountRecord> accounts;
     QHash<QString, UsageRecord> usage;      // by account id
     QList<RequestLogRecord> recentRows;     // the last N, newest first

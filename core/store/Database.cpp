@@ -2,6 +2,7 @@
 
 #include "store/Schema.h"
 #include "util/Clock.h"
+#include "util/Faults.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -33,6 +34,31 @@ enum SqliteCode
     CantOpen = 14,
     NotADatabase = 26
 };
+
+// Test-only (fault build, switch "store-full"): while the file named by SWITCHYARD_FAULT_STORE_FULL_FLAG exists,
+// every statement that changes rows fails the way a full disk makes it fail, so tests can take the store away
+// and give it back without root-only tricks (chmod does not stop root; mounting a tiny filesystem needs
+// privileges CI containers lack). In a product build SY_FAULT is the constant false.
+bool injectedStoreFull(const QString &sql)
+{
+    if (!SY_FAULT("store-full"))
+        return false;
+    static const QString flag = qEnvironmentVariable("SWITCHYARD_FAULT_STORE_FULL_FLAG");
+    if (flag.isEmpty() || !QFileInfo::exists(flag))
+        return false;
+    const QString head = sql.trimmed().left(6).toUpper();
+    return head == QLatin1String("INSERT") || head == QLatin1String("UPDATE") || head == QLatin1String("DELETE");
+}
+
+QSqlError injectedFullError(SqlDialect dialect)
+{
+    return dialect == SqlDialect::Postgres
+               ? QSqlError(QStringLiteral("could not extend file: No space left on device"),
+                           QStringLiteral("could not extend file: No space left on device"),
+                           QSqlError::StatementError, QStringLiteral("53100"))
+               : QSqlError(QStringLiteral("database or disk is full"), QStringLiteral("database or disk is full"),
+                           QSqlError::StatementError, QStringLiteral("13"));
+}
 
 } // namespace
 
@@ -196,6 +222,12 @@ bool Database::prepare(QSqlQuery &q, const QString &sql, QString *error)
 
 bool Database::exec(QSqlQuery &q, QString *error)
 {
+    if (injectedStoreFull(q.lastQuery())) {
+        const QSqlError full = injectedFullError(m_dialect);
+        noteFailure(full);
+        setError(error, full.text().trimmed());
+        return false;
+    }
     if (q.exec())
         return true;
     noteFailure(q.lastError());
@@ -208,6 +240,12 @@ bool Database::exec(const QString &sql, QString *error)
     if (m_dialect == Dialect::Sqlite) {
         QSqlQuery q = query();
         return prepare(q, sql, error) && exec(q, error);
+    }
+    if (injectedStoreFull(sql)) {
+        const QSqlError full = injectedFullError(m_dialect);
+        noteFailure(full);
+        setError(error, full.text().trimmed());
+        return false;
     }
     reconnectIfLost();
     QSqlQuery q = query();
@@ -329,7 +367,8 @@ bool Database::probeWrite(qint64 nowMs, QString *error)
         return true;
     }
     // A failure that is not about the file (say, a lock held past busy_timeout) proves nothing either way.
-    if (isStorageFailure(q.lastError(), m_dialect) || !isOpen()) {
+    // A storage failure was noted (with its cause) by exec() already.
+    if (!isOpen()) {
         m_writable = false;
         m_unwritableReason = probeError;
     }
@@ -356,6 +395,52 @@ bool Database::isStorageFailure(const QSqlError &error, Dialect dialect)
            code == NotADatabase;
 }
 
+QString Database::describeStorageFailure(const QSqlError &error, Dialect dialect)
+{
+    const QString text = (error.databaseText().isEmpty() ? error.text() : error.databaseText()).trimmed();
+    QString cause;
+    if (dialect == Dialect::Postgres) {
+        const QString state = error.nativeErrorCode();
+        if (state.isEmpty() || state.startsWith(QLatin1String("08")) || state.startsWith(QLatin1String("57P0")))
+            cause = QStringLiteral("connection lost");
+        else if (state == QLatin1String("53100"))
+            cause = QStringLiteral("disk full");
+        else if (state.startsWith(QLatin1String("53")))
+            cause = QStringLiteral("server out of resources");
+        else if (state == QLatin1String("25006"))
+            cause = QStringLiteral("read-only");
+        else if (state.startsWith(QLatin1String("58")))
+            cause = QStringLiteral("I/O error");
+        else if (state.startsWith(QLatin1String("XX")))
+            cause = QStringLiteral("corrupt");
+    } else {
+        bool ok = false;
+        switch (error.nativeErrorCode().toInt(&ok) & 0xff) {
+        case Full:
+            cause = QStringLiteral("disk full");
+            break;
+        case ReadOnly:
+            cause = QStringLiteral("read-only");
+            break;
+        case IoError:
+            cause = QStringLiteral("I/O error");
+            break;
+        case Corrupt:
+        case NotADatabase:
+            cause = QStringLiteral("corrupt");
+            break;
+        case CantOpen:
+            cause = QStringLiteral("cannot open the file");
+            break;
+        default:
+            break;
+        }
+    }
+    if (cause.isEmpty())
+        return text;
+    return text.isEmpty() ? cause : QStringLiteral("%1 (%2)").arg(cause, text);
+}
+
 bool Database::isBusy(const QSqlError &error) const
 {
     if (error.type() == QSqlError::NoError)
@@ -377,8 +462,7 @@ void Database::noteFailure(const QSqlError &error)
     if (!isStorageFailure(error, m_dialect))
         return;
     m_writable = false;
-    m_unwritableReason = error.databaseText().isEmpty() ? error.text() : error.databaseText();
-    m_unwritableReason = m_unwritableReason.trimmed();
+    m_unwritableReason = describeStorageFailure(error, m_dialect);
     if (m_dialect == Dialect::Postgres) {
         const QString state = error.nativeErrorCode();
         m_connectionLost = m_connectionLost || state.isEmpty() || state.startsWith(QLatin1String("08")) ||

@@ -115,6 +115,9 @@ public:
     // (system I/O), 25006 (read-only transaction), 57P01-57P03 (server shutting down), XX001/XX002
     // (corruption), and an error with no SQLSTATE at all (nothing reached the server).
     static bool isStorageFailure(const QSqlError &error, Dialect dialect = Dialect::Sqlite);
+    // A storage failure for people: its cause first ("disk full", "read-only", "I/O error", "corrupt",
+    // "connection lost"...), then the database's own words in parentheses. What unwritableReason() holds.
+    static QString describeStorageFailure(const QSqlError &error, Dialect dialect);
     // Contention that a retry may cure: SQLite BUSY/LOCKED; PostgreSQL lock timeout, deadlock, serialization
     // failure, cancelled statement.
     bool isBusy(const QSqlError &error) const;

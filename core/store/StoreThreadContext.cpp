@@ -119,6 +119,7 @@ void StoreThreadContext::runAlone(const StoreQueuedJob &job)
         result.error = QStringLiteral("store job failed");
     syncWritable();
     deliver(job, result);
+    afterRetained(job, result);
 }
 
 // Group commit: one BEGIN IMMEDIATE ... COMMIT for many jobs, each inside its own savepoint so that a
@@ -171,8 +172,22 @@ void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
     }
     requeueFront(group, ran);
     syncWritable();
-    for (size_t i = 0; i < ran; ++i)
+    for (size_t i = 0; i < ran; ++i) {
         deliver(group[i], results[i]);
+        afterRetained(group[i], results[i]);
+    }
+}
+
+void StoreThreadContext::afterRetained(const StoreQueuedJob &job, const JobResult &result)
+{
+    if (job.retainLabel.isEmpty())
+        return;
+    if (!result.ok && !m_db.writable()) {
+        m_owner->retain(job);
+        return;
+    }
+    if (!result.ok)
+        m_owner->dropRetained(job.retainLabel, result.error);
 }
 
 // After SQLITE_FULL, SQLITE_IOERR and the like SQLite may roll back the whole transaction, and a later

@@ -21,6 +21,7 @@ struct StoreQueuedJob
     bool write = true;
     QObject *context = nullptr;
     StoreWorker::Done onDone;
+    QString retainLabel; // non-empty: submitRetained() (kept through a store outage)
 };
 
 // Internal to StoreWorker. Lives on the store thread and owns everything that must stay there: the
@@ -56,6 +57,8 @@ private:
     bool transactionStillOpen();
     void requeueFront(std::vector<StoreQueuedJob> &group, size_t from);
     static void deliver(const StoreQueuedJob &job, const JobResult &result);
+    // After deliver(): a retained job that failed while the store is down goes back to the worker to wait.
+    void afterRetained(const StoreQueuedJob &job, const JobResult &result);
     void syncWritable();
     void pollChangeCounter();
 
@@ -63,7 +66,7 @@ private:
     Database m_db;
     QTimer *m_reprobe = nullptr;
     QTimer *m_poll = nullptr;
-    int m_reprobeMs = 5000;
+    int m_reprobeMs = 1000;
     std::optional<qint64> m_lastCounter;
     std::atomic<int> m_maxGroupJobs{64};
     std::atomic<int> m_maxGroupMs{5};

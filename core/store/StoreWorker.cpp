@@ -2,11 +2,14 @@
 
 #include "store/StoreThreadContext.h"
 
+#include <QLoggingCategory>
 #include <QMutexLocker>
 #include <QReadLocker>
 #include <QSemaphore>
 #include <QThread>
 #include <QWriteLocker>
+
+Q_LOGGING_CATEGORY(lcStore, "switchyard.store")
 
 namespace sy {
 
@@ -83,6 +86,13 @@ void StoreWorker::stop()
     delete m_thread;
     m_context = nullptr;
     m_thread = nullptr;
+    std::vector<StoreQueuedJob> waiting;
+    {
+        QMutexLocker lock(&m_retainedMutex);
+        waiting.swap(m_retained);
+    }
+    for (const StoreQueuedJob &job : waiting)
+        dropRetained(job.retainLabel, QStringLiteral("the store was still unavailable at shutdown"));
     setWritableState(false, QStringLiteral("store stopped"));
 }
 
@@ -102,7 +112,12 @@ void StoreWorker::submitRead(Job job, QObject *context, Done onDone)
     enqueue(std::move(job), false, context, std::move(onDone));
 }
 
-void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone)
+void StoreWorker::submitRetained(Job job, const QString &label, QObject *context, Done onDone)
+{
+    enqueue(std::move(job), true, context, std::move(onDone), label.isEmpty() ? QStringLiteral("write") : label);
+}
+
+void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel)
 {
     QReadLocker lock(&m_lifecycle);
     if (!m_running) {
@@ -117,7 +132,42 @@ void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone)
             onDone(false, error);
         return;
     }
-    m_context->push(StoreQueuedJob{std::move(job), write, context, std::move(onDone)});
+    StoreQueuedJob queued{std::move(job), write, context, std::move(onDone)};
+    queued.retainLabel = retainLabel;
+    m_context->push(std::move(queued));
+}
+
+int StoreWorker::pendingWrites() const
+{
+    QMutexLocker lock(&m_retainedMutex);
+    return int(m_retained.size());
+}
+
+void StoreWorker::retain(StoreQueuedJob job)
+{
+    job.context = nullptr;
+    job.onDone = {}; // the caller heard of the failure already; a retry only writes
+    if (m_writable.load()) {
+        m_context->push(std::move(job));
+        return;
+    }
+    QMutexLocker lock(&m_retainedMutex);
+    if (m_retained.size() >= size_t(kMaxRetainedWrites)) {
+        lock.unlock();
+        dropRetained(job.retainLabel, QStringLiteral("%1 writes already wait for the store").arg(kMaxRetainedWrites));
+        return;
+    }
+    const bool first = m_retained.empty();
+    m_retained.push_back(std::move(job));
+    if (first)
+        qCWarning(lcStore).noquote() << "store unavailable (" + unwritableReason() +
+                                            "): keeping request-log writes in memory until it is writable again";
+}
+
+void StoreWorker::dropRetained(const QString &label, const QString &why)
+{
+    ++m_lostWrites;
+    qCWarning(lcStore).noquote() << "LOST" << label << "- not written to the store:" << why;
 }
 
 bool StoreWorker::runBlocking(Job job, QString *error, bool write)
@@ -192,8 +242,22 @@ void StoreWorker::setWritableState(bool writable, const QString &reason)
         QMutexLocker lock(&m_reasonMutex);
         m_reason = writable ? QString() : reason;
     }
-    if (m_writable.exchange(writable) != writable)
-        emit writableChanged(writable, writable ? QString() : reason);
+    if (m_writable.exchange(writable) == writable)
+        return;
+    emit writableChanged(writable, writable ? QString() : reason);
+    if (!writable || !m_context)
+        return;
+    // Back (on the store thread, after a successful probe write): the retained writes are queued again, in
+    // their order, behind what is queued already.
+    std::vector<StoreQueuedJob> waiting;
+    {
+        QMutexLocker lock(&m_retainedMutex);
+        waiting.swap(m_retained);
+    }
+    if (!waiting.empty())
+        qCInfo(lcStore).noquote() << "store writable again: writing" << waiting.size() << "retained request-log writes";
+    for (StoreQueuedJob &job : waiting)
+        m_context->push(std::move(job));
 }
 
 } // namespace sy

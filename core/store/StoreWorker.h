@@ -6,6 +6,7 @@
 #include <QString>
 #include <atomic>
 #include <functional>
+#include <vector>
 
 class QThread;
 
@@ -13,6 +14,7 @@ namespace sy {
 
 class Database;
 class StoreThreadContext;
+struct StoreQueuedJob;
 
 // The store thread: every database write of the running proxy happens here, on one connection, in
 // submission order. The proxy thread never blocks on disk: it submits a job and gets a callback on its own
@@ -55,6 +57,18 @@ public:
     void submit(Job job, QObject *context, Done onDone);
     // The same in a read transaction (one consistent snapshot; works on a read-only database).
     void submitRead(Job job, QObject *context, Done onDone);
+    // submit() for a write that must outlive a store outage (a settled turn's request-log row and settlement).
+    // When its transaction fails because the store stopped taking writes, onDone still runs at once (ok
+    // false: the turn ends for its client), and the job itself is kept in memory and submitted again, in
+    // order, as soon as the store is writable; so it must be idempotent. A retried job that fails again
+    // while the store is down waits again; one that fails with the store writable, one beyond
+    // kMaxRetainedWrites waiting, and those still waiting at stop() are dropped, each with a warning naming
+    // `label`, and counted in lostWrites(). Waiting jobs die with the process (kill -9, power loss).
+    void submitRetained(Job job, const QString &label, QObject *context, Done onDone);
+    static constexpr int kMaxRetainedWrites = 20000; // about 1 KiB each
+    // Retained writes waiting for the store, and writes lost so far (both for /api/status).
+    int pendingWrites() const;
+    qint64 lostWrites() const { return m_lostWrites.load(); }
     // Runs a job on the store thread, after every job submitted before it, and waits for it. Never call it
     // from the store thread.
     bool runBlocking(Job job, QString *error, bool write = true);
@@ -64,7 +78,7 @@ public:
     bool writable() const { return m_writable.load(); }
     QString unwritableReason() const;
 
-    // While unwritable, how often to retry a small write (default 5000 ms).
+    // While unwritable, how often to retry a small write (default 1000 ms).
     void setReprobeIntervalMs(int ms);
     // How often to read meta.change_counter to notice other processes' account and settings changes
     // (default 1000 ms; 0 turns polling off).
@@ -83,8 +97,11 @@ signals:
 
 private:
     friend class StoreThreadContext;
-    void enqueue(Job job, bool write, QObject *context, Done onDone);
+    void enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel = {});
     void setWritableState(bool writable, const QString &reason);
+    // Store thread: keeps a retained job that failed while the store is down (or resubmits it when it is up).
+    void retain(StoreQueuedJob job);
+    void dropRetained(const QString &label, const QString &why);
 
     QThread *m_thread = nullptr;
     StoreThreadContext *m_context = nullptr;
@@ -95,7 +112,10 @@ private:
     mutable QMutex m_reasonMutex;
     QString m_reason;
     std::atomic<bool> m_writable{false};
-    int m_reprobeIntervalMs = 5000;
+    mutable QMutex m_retainedMutex;
+    std::vector<StoreQueuedJob> m_retained;
+    std::atomic<qint64> m_lostWrites{0};
+    int m_reprobeIntervalMs = 1000;
     int m_changePollIntervalMs = 1000;
     int m_groupMaxJobs = 64;
     int m_groupMaxMs = 5;

@@ -26,6 +26,11 @@
 //   health-empty-criteria         `health` evaluates no criterion and calls that healthy
 //   health-exit-zero              `health` exits 0 whatever its criteria say
 //   egress-config-defaults        a broken egress section of the config file silently means "direct"
+//
+// The store (issue 10; docs/DURABILITY.md):
+//   store-full             not a missing guard but a test condition: while the file named by
+//                          SWITCHYARD_FAULT_STORE_FULL_FLAG exists, every INSERT/UPDATE/DELETE fails like a full
+//                          disk (SQLITE_FULL / SQLSTATE 53100), so the store's outage handling can be tested
 
 #ifdef SWITCHYARD_FAULT_INJECTION
 namespace sy {

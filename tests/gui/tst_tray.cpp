@@ -223,6 +223,19 @@ private slots:
         QCOMPARE(SettingsRepository(store.db()).value(uikeys::trayNumber).value_or(QString()),
                  QStringLiteral("weekly"));
 
+        // The proxy's store stops taking writes: degraded, and the tooltip says why; then it recovers.
+        proxy.setStatus(
+            QJsonObject{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:2455")},
+                        {QStringLiteral("store_writable"), false},
+                        {QStringLiteral("store_problem"), QStringLiteral("disk full (database or disk is full)")}});
+        QTRY_COMPARE(tray.state(), TrayState::Degraded);
+        QTRY_VERIFY2(tray.toolTip().contains(QLatin1String("Store unavailable: disk full (database or disk is full)")),
+                     qPrintable(tray.toolTip()));
+        proxy.setStatus(QJsonObject{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:2455")},
+                                    {QStringLiteral("store_writable"), true}});
+        QTRY_COMPARE(tray.state(), TrayState::Serving);
+        QVERIFY2(!tray.toolTip().contains(QLatin1String("Store unavailable")), qPrintable(tray.toolTip()));
+
         // Pause and resume (a setting the proxy honours; the icon says paused meanwhile).
         QAction *pause = tray.menu()->findChild<QAction *>(QStringLiteral("pause"));
         pause->trigger();

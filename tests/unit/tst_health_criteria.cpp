@@ -265,6 +265,22 @@ private slots:
         QVERIFY(find(r, QStringLiteral("requests"))->detail.contains(QStringLiteral("unavailable")));
         QCOMPARE(r.exitCode(), 2);
     }
+
+    void aStoreTheRunningInstanceCannotWriteIsAProblem()
+    {
+        // Everything reads fine (a full disk still reads), but the running instance reports no writes.
+        HealthInputs in = clean();
+        QCOMPARE(evaluateHealth(in).exitCode(), 0);
+        QVERIFY(!find(evaluateHealth(in), QStringLiteral("store")));
+        in.liveStoreProblem = QStringLiteral("disk full (database or disk is full)");
+        const HealthReport r = evaluateHealth(in);
+        const HealthCriterion *store = find(r, QStringLiteral("store"));
+        QVERIFY(store);
+        QVERIFY(!store->ok);
+        QCOMPARE(store->detail, QStringLiteral("store unavailable: disk full (database or disk is full)"));
+        QCOMPARE(r.exitCode(), 2);
+        QVERIFY(r.toText().contains(QStringLiteral("store unavailable: disk full")));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestHealthCriteria)

@@ -251,6 +251,85 @@ private slots:
         QVERIFY(worker.unwritableReason().isEmpty());
     }
 
+    void retainedWritesOutliveADiskFullOutage()
+    {
+        const QString path = pathFor("retained");
+        StoreWorker worker;
+        worker.setReprobeIntervalMs(60000);
+        QString error;
+        QVERIFY(worker.start(path, &error));
+        QVERIFY(worker.runBlocking(
+            [](Database &db, QString *e) { return db.exec(QStringLiteral("PRAGMA max_page_count = 1"), e); }, &error));
+        // Rows that need new pages: both fail with SQLITE_FULL, only the retained one is kept.
+        const QString route = QString(20000, QLatin1Char('r'));
+        QObject context;
+        std::optional<QPair<bool, QString>> kept, plain;
+        worker.submitRetained(
+            [&](Database &db, QString *e) {
+                return RequestLogRepository(db).insert(row(QStringLiteral("req_kept"), route), e);
+            },
+            QStringLiteral("request-log row of req_kept"), &context,
+            [&](bool ok, const QString &e) { kept = qMakePair(ok, e); });
+        worker.submit(
+            [&](Database &db, QString *e) {
+                return RequestLogRepository(db).insert(row(QStringLiteral("req_plain"), route), e);
+            },
+            &context, [&](bool ok, const QString &e) { plain = qMakePair(ok, e); });
+        QTRY_VERIFY(kept.has_value() && plain.has_value());
+        QVERIFY(!kept->first);
+        QVERIFY2(kept->second.contains(QStringLiteral("full")), qPrintable(kept->second));
+        QVERIFY(!plain->first);
+        QVERIFY(!worker.writable());
+        QVERIFY2(worker.unwritableReason().startsWith(QStringLiteral("disk full (")),
+                 qPrintable(worker.unwritableReason()));
+        QTRY_COMPARE(worker.pendingWrites(), 1);
+        QCOMPARE(worker.lostWrites(), 0);
+
+        // Space comes back: the probe notices, the kept row is written, the plain one is not.
+        QVERIFY(worker.runBlocking(
+            [](Database &db, QString *) {
+                return db.query().exec(QStringLiteral("PRAGMA max_page_count = 1073741823"));
+            },
+            &error));
+        worker.setReprobeIntervalMs(20);
+        QTRY_VERIFY(worker.writable());
+        QTRY_COMPARE(worker.pendingWrites(), 0);
+        int keptRows = -1, plainRows = -1;
+        QTRY_VERIFY(worker.runBlocking(
+            [&](Database &db, QString *) {
+                keptRows = countRows(db, QStringLiteral(" WHERE request_id = 'req_kept'"));
+                plainRows = countRows(db, QStringLiteral(" WHERE request_id = 'req_plain'"));
+                return keptRows == 1;
+            },
+            &error, false));
+        QCOMPARE(keptRows, 1);
+        QCOMPARE(plainRows, 0);
+        QCOMPARE(worker.lostWrites(), 0);
+    }
+
+    void retainedWritesStillWaitingAtStopAreCountedLost()
+    {
+        StoreWorker worker;
+        worker.setReprobeIntervalMs(60000);
+        QString error;
+        QVERIFY(worker.start(pathFor("lost"), &error));
+        QVERIFY(worker.runBlocking(
+            [](Database &db, QString *e) { return db.exec(QStringLiteral("PRAGMA max_page_count = 1"), e); }, &error));
+        const QString route = QString(20000, QLatin1Char('r'));
+        QObject context;
+        bool done = false;
+        worker.submitRetained(
+            [&](Database &db, QString *e) {
+                return RequestLogRepository(db).insert(row(QStringLiteral("req_lost"), route), e);
+            },
+            QStringLiteral("request-log row of req_lost"), &context, [&](bool, const QString &) { done = true; });
+        QTRY_VERIFY(done);
+        QTRY_COMPARE(worker.pendingWrites(), 1);
+        worker.stop();
+        QCOMPARE(worker.pendingWrites(), 0);
+        QCOMPARE(worker.lostWrites(), 1);
+    }
+
     void readOnlyFileOpensUnwritable()
     {
         const QString path = pathFor("readonly");

@@ -148,7 +148,8 @@ void OverviewPage::showStatus(const QJsonObject &status)
         m_strategy->setText(strategyText(m_runningStrategy));
     QString text = tr("Listening on %1 · %n turn(s) in flight", nullptr, inFlight).arg(listen);
     if (!writable)
-        text += tr(" · database not writable: %1").arg(status.value(QStringLiteral("store_problem")).toString());
+        text += tr(" · store unavailable: %1 (new requests get 503 until it is writable again)")
+                    .arg(status.value(QStringLiteral("store_problem")).toString());
     m_proxy->setText(text);
 }
 

@@ -234,6 +234,11 @@ void TrayController::updateLook()
     const std::optional<int> number = pool::trayNumber(s, now);
 
     QStringList lines{tr("Switchyard — %1").arg(stateText(state))};
+    if (answers && !writable) {
+        // Why the proxy refuses new requests, in the words the proxy itself reports (disk full, read-only...).
+        lines << tr("Store unavailable: %1 — new requests are refused until it is writable again")
+                     .arg(m_status->lastStatus().value(QStringLiteral("store_problem")).toString());
+    }
     if (const AccountView *a = pool::featuredAccount(s)) {
         lines << tr("%1%2: 5 h %3 used, weekly %4 used")
                      .arg(a->record.displayName(), a->pinned ? tr(" (pinned)") : QString(),

@@ -177,8 +177,10 @@ void AsyncTurn::scanEvents(const RawResponse &r)
         const QJsonObject o = QJsonDocument::fromJson(data).object();
         if (type == "response.created" && m_outcome.responseId.isEmpty())
             m_outcome.responseId = o.value(QLatin1String("response")).toObject().value(QLatin1String("id")).toString();
-        if (type == "response.completed")
+        if (type == "response.completed") {
             m_outcome.sawCompleted = true;
+            m_outcome.completedUsage = o.value(QLatin1String("response")).toObject().value(QLatin1String("usage")).toObject();
+        }
         if ((type == "error" || type == "response.failed") && m_outcome.errorCode.isEmpty())
             m_outcome.errorCode = errorCodeOf(o);
     }

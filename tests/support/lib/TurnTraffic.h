@@ -5,6 +5,7 @@
 #include "lib/RawHttpClient.h"
 
 #include <QElapsedTimer>
+#include <QJsonObject>
 #include <QObject>
 #include <QRandomGenerator>
 #include <QTcpSocket>
@@ -30,6 +31,7 @@ struct TurnOutcome
     bool connectFailed = false; // no connection, or it broke before an answer
     bool complete = false;      // the response's framing ended
     bool sawCompleted = false;  // a response.completed event arrived
+    QJsonObject completedUsage; // response.usage of that event, as the client received it
     QString responseId;         // from response.created
     QString errorCode;          // JSON error code (non-stream answers) or the stream's error code
     QList<qint64> outputAtMs;   // wall-clock arrival of each text delta / response.completed
