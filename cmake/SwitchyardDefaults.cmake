@@ -15,4 +15,9 @@ function(switchyard_apply_defaults target)
     if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
         target_compile_options(${target} PRIVATE -Wshadow=local)
     endif()
+    # Qt's qCWarning(category) << ... expands to a variadic macro call without variadic arguments, which clang's
+    # -Wpedantic reports at every logging line.
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+        target_compile_options(${target} PRIVATE -Wno-gnu-zero-variadic-macro-arguments)
+    endif()
 endfunction()
