@@ -3,9 +3,9 @@
 #   tools/dev.sh run   install what is missing, build, start the app (tray; headless `serve` without a display)
 #   tools/dev.sh test  install what is missing, build, run the whole test suite (ctest)
 #   tools/dev.sh build install what is missing and build
-#   tools/dev.sh sanitize  only the checked run of `test`: core + unit tests with ASan + UBSan (build-asan)
-# `test` also runs the checked builds (docs/TESTING.md): a fuzz smoke run (tools/fuzz.sh --smoke, build-fuzz) and
-# the unit tests built with ASan + UBSan (build-asan). SWITCHYARD_CHECKED_BUILDS=0 leaves them out.
+#   tools/dev.sh sanitize  only the unit tests built with clang's ASan + UBSan (build-fuzz)
+# `test` also runs the checked build (docs/TESTING.md): a fuzz smoke run (tools/fuzz.sh --smoke) and the unit
+# tests, both from one clang ASan + UBSan build in build-fuzz. SWITCHYARD_CHECKED_BUILDS=0 leaves them out.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${SWITCHYARD_BUILD_DIR:-$here/build}
@@ -38,18 +38,16 @@ build_all() {
     cmake --build "$build" -j "$(nproc)"
 }
 
-# Core and the unit tests (target unit_tests, nothing else) with gcc's ASan + UBSan, then `ctest -L unit`
-# there. Any sanitizer report ends its test with a failure; leaks inside third-party libraries only are
-# suppressed by tools/lsan.supp.
+# The unit tests built with clang's ASan + UBSan in the fuzz build directory (tools/fuzz.sh configures it; core
+# is compiled once for the fuzz targets and the unit tests), then `ctest -L unit` there. Any sanitizer report
+# ends its test with a failure; leaks inside third-party libraries only are suppressed by tools/lsan.supp.
 sanitize_unit_tests() {
-    local asan=${SWITCHYARD_ASAN_BUILD_DIR:-$here/build-asan}
-    # -O1 -g1: a quicker build than -O2 -g, still line numbers in every report.
-    cmake -S "$here" -B "$asan" -G Ninja -DSWITCHYARD_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null || return 1
+    local dir=${SWITCHYARD_FUZZ_BUILD_DIR:-$here/build-fuzz}
     # (set -e does not apply inside a function run as a condition: every step returns on its own failure.)
-    cmake --build "$asan" -j "$(nproc)" --target unit_tests || return 1
-    (cd "$asan" &&
-        ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0 \
+    "$here/tools/fuzz.sh" --configure-only || return 1
+    cmake --build "$dir" -j "$(nproc)" --target unit_tests || return 1
+    (cd "$dir" &&
+        ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
         LSAN_OPTIONS=suppressions=$here/tools/lsan.supp:print_suppressions=0 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --output-on-failure --no-tests=error -L unit -j "$(nproc)")
@@ -99,7 +97,7 @@ test)
         bash -c 'cd "$1" && shift && ctest --output-on-failure --no-tests=error -j "$(nproc)" "$@"' _ "$build" "$@"
     if [ "${SWITCHYARD_CHECKED_BUILDS:-1}" != 0 ]; then
         timed_step "fuzz smoke run (tools/fuzz.sh --smoke)" "$here/tools/fuzz.sh" --smoke
-        timed_step "unit tests with ASan + UBSan (build-asan)" sanitize_unit_tests
+        timed_step "unit tests with ASan + UBSan (build-fuzz)" sanitize_unit_tests
     fi
     if [ ${#failed_steps[@]} -gt 0 ]; then
         echo "failed: ${failed_steps[*]}" >&2

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fuzzing with libFuzzer (docs/TESTING.md "Fuzzing"): configures and builds the fuzz build (clang 14, core with
-# ASan + UBSan + coverage, one executable per target of tests/fuzz), then runs every target for a fixed number
-# of executions, starting from the seeds in tests/fuzz/corpus/<target>/ and tests/fuzz/regressions/<target>/.
+# Fuzzing with libFuzzer (docs/TESTING.md "Fuzzing"): configures the fuzz build (clang 14, everything with
+# ASan + UBSan + coverage), builds one executable per target of tests/fuzz, then runs every target for a fixed
+# number of executions, starting from the seeds in tests/fuzz/corpus/<target>/ and tests/fuzz/regressions/<target>/.
 #   tools/fuzz.sh                 1,000,000 executions per target
 #   tools/fuzz.sh --runs N        N executions per target
 #   tools/fuzz.sh --smoke         a short run of every target (about a minute in all; CI)
+#   tools/fuzz.sh --configure-only  configure the fuzz build only (tools/dev.sh builds the unit tests there)
 #   tools/fuzz.sh ... TARGET...   only these targets (http_request sse_parser translate_request
 #                                 translate_stream auth_json config_loader)
 # New inputs found go to $SWITCHYARD_FUZZ_BUILD_DIR/corpus/<target>/ (never into the repository); a crash
@@ -14,12 +15,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${SWITCHYARD_FUZZ_BUILD_DIR:-$here/build-fuzz}
 runs=1000000
 smoke=0
+configure_only=0
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --smoke) smoke=1 ;;
     --runs) runs=$2; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --configure-only) configure_only=1 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
     esac
@@ -36,6 +39,7 @@ fi
 CC=clang-14 CXX=clang++-14 cmake -S "$here" -B "$build" -G Ninja -DSWITCHYARD_FUZZ=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" "${launcher[@]}" >/dev/null
+[ "$configure_only" = 0 ] || exit 0
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
@@ -48,7 +52,7 @@ for t in "${targets[@]}"; do
     mkdir -p "$work" "$artifacts"
     seeds=("$here/tests/fuzz/corpus/$t")
     [ -d "$here/tests/fuzz/regressions/$t" ] && seeds+=("$here/tests/fuzz/regressions/$t")
-    limits=(-max_len=32768 -timeout=20 -rss_limit_mb=4096)
+    limits=(-max_len=8192 -timeout=20 -rss_limit_mb=4096)
     if [ "$smoke" = 1 ]; then
         # Ten seconds per target: six targets stay within a minute.
         args=(-max_total_time=10)

@@ -22,7 +22,7 @@ QList<QByteArrayView> splitByControlByte(quint8 control, QByteArrayView bytes)
         return chunks;
     }
     quint32 state = control * 2654435761u;
-    const quint32 maxLen = control < 128 ? 16 : 4096;
+    const quint32 maxLen = control < 64 ? 8 : control < 192 ? 256 : 4096;
     qsizetype pos = 0;
     while (pos < bytes.size()) {
         state = state * 1664525u + 1013904223u;

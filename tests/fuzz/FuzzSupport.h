@@ -23,7 +23,7 @@ namespace sy::fuzz {
 
 // Some targets take a control byte first: it picks where the rest is split into chunks, so the fuzzer explores
 // chunk boundaries as well as content. 0 means one chunk; otherwise chunk sizes come from a tiny generator
-// seeded by the byte (lengths 1..16 for seeds below 128, 1..4096 above).
+// seeded by the byte (lengths 1..8 for seeds below 64, 1..256 below 192, 1..4096 above).
 QList<QByteArrayView> splitByControlByte(quint8 control, QByteArrayView bytes);
 
 // Creates the QCoreApplication once (targets that need an event loop), unless one exists (tst_fuzz_corpus).

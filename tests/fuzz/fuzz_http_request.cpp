@@ -115,6 +115,10 @@ int httpRequest(const uint8_t *data, size_t size)
     HttpServer &srv = server();
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     SY_FUZZ_CHECK(kTarget, fd >= 0, "socket() failed");
+    // Closed with a reset once the server is done: a million runs must not leave a million TIME_WAIT sockets
+    // behind, which would use up the loopback's ephemeral ports.
+    const linger noTimeWait{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &noTimeWait, sizeof noTimeWait);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(srv.serverPort());
@@ -138,11 +142,10 @@ int httpRequest(const uint8_t *data, size_t size)
                 sent += n;
             else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 serverOpen = false; // the server closed after an error response: the rest has nowhere to go
+            // One pass per write: the server reads what arrived, so the next write is a read of its own.
             pump();
             serverOpen = drain(fd, &received) && serverOpen;
         }
-        pump();
-        serverOpen = drain(fd, &received) && serverOpen;
     }
     ::shutdown(fd, SHUT_WR);
     while (srv.connectionCount() > 0 && clock.elapsed() < kCloseDeadlineMs) {
