@@ -8,11 +8,13 @@
 #   tools/fuzz.sh --configure-only  configure the fuzz build only (tools/dev.sh builds the unit tests there)
 #   tools/fuzz.sh ... TARGET...   only these targets (http_request sse_parser translate_request
 #                                 translate_stream auth_json config_loader)
-# New inputs found go to $SWITCHYARD_FUZZ_BUILD_DIR/corpus/<target>/ (never into the repository); a crash
-# leaves its input as $SWITCHYARD_FUZZ_BUILD_DIR/artifacts/<target>/crash-*, and the script exits non-zero.
+# New inputs found go to $work/corpus/<target>/ (never into the repository); a crash leaves its input as
+# $work/artifacts/<target>/crash-* and the script exits non-zero. $work is $SWITCHYARD_FUZZ_WORK_DIR, by default
+# the build directory ($SWITCHYARD_FUZZ_BUILD_DIR, default build-fuzz); logs are $work/fuzz_<target>.log.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${SWITCHYARD_FUZZ_BUILD_DIR:-$here/build-fuzz}
+workdir=${SWITCHYARD_FUZZ_WORK_DIR:-$build}
 runs=1000000
 smoke=0
 configure_only=0
@@ -22,7 +24,7 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=1 ;;
     --runs) runs=$2; shift ;;
     --configure-only) configure_only=1 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
     esac
@@ -47,21 +49,21 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export QT_QPA_PLATFORM=offscreen LANG=C.UTF-8
 status=0
 for t in "${targets[@]}"; do
-    work="$build/corpus/$t"
-    artifacts="$build/artifacts/$t"
+    work="$workdir/corpus/$t"
+    artifacts="$workdir/artifacts/$t"
     mkdir -p "$work" "$artifacts"
     seeds=("$here/tests/fuzz/corpus/$t")
     [ -d "$here/tests/fuzz/regressions/$t" ] && seeds+=("$here/tests/fuzz/regressions/$t")
     limits=(-max_len=8192 -timeout=20 -rss_limit_mb=4096)
     if [ "$smoke" = 1 ]; then
-        # Ten seconds per target: six targets stay within a minute.
-        args=(-max_total_time=10)
+        # Eight seconds per target (each takes about one more to start): six targets stay within a minute.
+        args=(-max_total_time=8)
     else
         args=(-runs="$runs")
     fi
     echo "== fuzz_$t ${args[*]}"
     start=$(date +%s)
-    log="$build/fuzz_$t.log"
+    log="$workdir/fuzz_$t.log"
     if ! "$build/tests/fuzz/fuzz_$t" "${limits[@]}" "${args[@]}" -print_final_stats=1 \
         -artifact_prefix="$artifacts/" "$work" "${seeds[@]}" >"$log" 2>&1; then
         status=1
