@@ -1,7 +1,6 @@
 #include "FuzzSupport.h"
 
 #include <QCoreApplication>
-
 #include <cstdio>
 #include <cstdlib>
 
@@ -14,7 +13,7 @@ void checkFailed(const char *target, const char *what, const char *file, int lin
     std::abort();
 }
 
-QList<QByteArrayView> splitByControlByte(quint8 control, QByteArrayView bytes)
+QList<QByteArrayView> splitByControlByte(quint8 control, QByteArrayView bytes, qsizetype maxChunks)
 {
     QList<QByteArrayView> chunks;
     if (control == 0) {
@@ -25,6 +24,10 @@ QList<QByteArrayView> splitByControlByte(quint8 control, QByteArrayView bytes)
     const quint32 maxLen = control < 64 ? 8 : control < 192 ? 256 : 4096;
     qsizetype pos = 0;
     while (pos < bytes.size()) {
+        if (maxChunks > 0 && chunks.size() == maxChunks - 1) {
+            chunks.append(bytes.sliced(pos));
+            break;
+        }
         state = state * 1664525u + 1013904223u;
         const qsizetype len = qMin<qsizetype>(bytes.size() - pos, qsizetype((state >> 8) % maxLen) + 1);
         chunks.append(bytes.sliced(pos, len));

@@ -4,7 +4,6 @@
 // Invariants: a failed parse says why and never quotes token text; a successful one has the three tokens, an
 // account id and a user id; claims never depend on anything but the payload; token blobs round-trip.
 #include "FuzzSupport.h"
-
 #include "accounts/AuthJson.h"
 #include "accounts/AuthTokens.h"
 #include "accounts/IdToken.h"
@@ -72,8 +71,8 @@ int authJson(const uint8_t *data, size_t size)
 
     // The bytes as the payload of an id_token, alone and inside an auth.json that is otherwise fine.
     const QByteArray payload = bytes.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
-    const QString jwt = QStringLiteral("eyJhbGciOiJub25lIn0.") + QString::fromLatin1(payload) +
-                        QStringLiteral(".c2lnbmF0dXJl");
+    const QString jwt =
+        QStringLiteral("eyJhbGciOiJub25lIn0.") + QString::fromLatin1(payload) + QStringLiteral(".c2lnbmF0dXJl");
     checkToken(jwt);
     const QJsonObject file{{QStringLiteral("tokens"),
                             QJsonObject{{QStringLiteral("id_token"), jwt},

@@ -4,7 +4,6 @@
 // Invariants: a refused configuration says why; an accepted one keeps every setting inside its documented
 // range; no message and no redacted location ever shows the database password or the key.
 #include "FuzzSupport.h"
-
 #include "config/Config.h"
 #include "store/DatabaseLocation.h"
 
@@ -61,7 +60,8 @@ int configLoader(const uint8_t *data, size_t size)
         env.insert(QStringLiteral("SWITCHYARD_UPSTREAM_URL"), QString::fromUtf8(part(3)));
     if (parts.size() > 4) {
         env.insert(QStringLiteral("SWITCHYARD_SECRET_BACKEND"), QStringLiteral("database"));
-        env.insert(QStringLiteral("SWITCHYARD_SECRET_KEY_FILE"), writeFile(scratch.filePath(QStringLiteral("key")), part(4)));
+        env.insert(QStringLiteral("SWITCHYARD_SECRET_KEY_FILE"),
+                   writeFile(scratch.filePath(QStringLiteral("key")), part(4)));
     }
     ConfigOverrides overrides;
     overrides.configFile = writeFile(scratch.filePath(QStringLiteral("config.json")), part(0));

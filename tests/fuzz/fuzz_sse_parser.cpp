@@ -3,7 +3,6 @@
 // event and comment survives sseFormat()/sseComment() and a second parse unchanged; a small pending-bytes bound
 // only ever stops the parser, never lets it hold more.
 #include "FuzzSupport.h"
-
 #include "upstream/SseParser.h"
 
 #include <vector>
@@ -58,9 +57,8 @@ int sseParser(const uint8_t *data, size_t size)
     SY_FUZZ_CHECK(kTarget, whole.end != SseParser::EndState::Overflowed, "overflow below the default bound");
 
     for (const SseParser::Item &item : whole.items) {
-        const QByteArray wire = item.kind == SseParser::Item::Kind::Event
-                                    ? sseFormat(item.event.event, item.event.data)
-                                    : sseComment(item.comment);
+        const QByteArray wire = item.kind == SseParser::Item::Kind::Event ? sseFormat(item.event.event, item.event.data)
+                                                                          : sseComment(item.comment);
         SseParser again;
         again.feed(wire);
         SY_FUZZ_CHECK(kTarget, again.finish() == SseParser::EndState::Clean, "a formatted item left bytes pending");

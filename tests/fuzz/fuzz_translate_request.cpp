@@ -5,7 +5,6 @@
 // forbidden field; when the scan says "forward as is", the full parser agrees on every value the proxy routes
 // and logs by, and would not change the body either.
 #include "FuzzSupport.h"
-
 #include "api/translate/ChatRequestToResponses.h"
 #include "api/translate/RequestScan.h"
 #include "api/translate/ResponsesRequestSanitizer.h"

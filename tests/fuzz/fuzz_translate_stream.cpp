@@ -5,7 +5,6 @@
 // SSE; chat streams carry only JSON objects and end with exactly one [DONE]; /v1 streams start with
 // response.created and never show codex.* events; JSON answers are JSON objects.
 #include "FuzzSupport.h"
-
 #include "api/TurnSink.h"
 #include "upstream/SseParser.h"
 #include "usage/FailureClassifier.h"
@@ -13,7 +12,6 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
-
 #include <memory>
 
 namespace sy::fuzz {
@@ -22,6 +20,9 @@ namespace {
 
 constexpr const char *kTarget = "translate_stream";
 constexpr qint64 kNowMs = 1'760'000'000'000;
+// A run feeds six sinks per event; past this many events a long input adds cost, not coverage. The rest is
+// treated as a stream that broke there.
+constexpr qsizetype kMaxEvents = 64;
 
 QList<SseEvent> reparse(const QByteArray &wire)
 {
@@ -73,6 +74,8 @@ int translateStream(const uint8_t *data, size_t size)
     QList<SseEvent> forwarded;
     bool terminal = false;
     for (const SseEvent &event : events) {
+        if (forwarded.size() == kMaxEvents)
+            break;
         const QJsonObject parsed = QJsonDocument::fromJson(event.data).object();
         if (event.event == "error" || event.event == "response.failed")
             classifyStreamError(parsed, kNowMs);
@@ -110,7 +113,8 @@ int translateStream(const uint8_t *data, size_t size)
             reparse(run.sink->keepaliveFrame());
         }
         if (!terminal)
-            run.out += run.sink->failureFrames(QStringLiteral("upstream_stream_broken"), QStringLiteral("stream broke"));
+            run.out +=
+                run.sink->failureFrames(QStringLiteral("upstream_stream_broken"), QStringLiteral("stream broke"));
         const QList<SseEvent> back = reparse(run.out);
         if (run.kind == SinkKind::ChatStream)
             checkChatStream(back);

@@ -7,7 +7,6 @@
 #include <QDir>
 #include <QFile>
 #include <QTest>
-
 #include <cstdio>
 
 using namespace sy::fuzz;
@@ -23,8 +22,8 @@ struct Target
 };
 
 const Target kTargets[] = {
-    {"http_request", httpRequest},         {"sse_parser", sseParser},   {"translate_request", translateRequest},
-    {"translate_stream", translateStream}, {"auth_json", authJson},     {"config_loader", configLoader},
+    {"http_request", httpRequest},         {"sse_parser", sseParser}, {"translate_request", translateRequest},
+    {"translate_stream", translateStream}, {"auth_json", authJson},   {"config_loader", configLoader},
 };
 
 } // namespace
@@ -45,10 +44,11 @@ void TstFuzzCorpus::replay_data()
     QTest::addColumn<QString>("file");
     for (int i = 0; i < int(std::size(kTargets)); ++i) {
         for (const char *kind : {"corpus", "regressions"}) {
-            const QDir dir(QStringLiteral(SWITCHYARD_FUZZ_DIR "/%1/%2").arg(QLatin1String(kind),
-                                                                           QLatin1String(kTargets[i].name)));
+            const QDir dir(
+                QStringLiteral(SWITCHYARD_FUZZ_DIR "/%1/%2").arg(QLatin1String(kind), QLatin1String(kTargets[i].name)));
             for (const QString &name : dir.entryList(QDir::Files, QDir::Name)) {
-                const QString tag = QStringLiteral("%1/%2/%3").arg(QLatin1String(kind), QLatin1String(kTargets[i].name), name);
+                const QString tag =
+                    QStringLiteral("%1/%2/%3").arg(QLatin1String(kind), QLatin1String(kTargets[i].name), name);
                 QTest::newRow(qPrintable(tag)) << i << dir.filePath(name);
             }
         }
