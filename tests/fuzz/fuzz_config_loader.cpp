@@ -10,6 +10,9 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QUrl>
+#include <QUrlQuery>
+
+#include <cstdio>
 
 namespace sy::fuzz {
 
@@ -38,6 +41,8 @@ void checkNoSecret(const QString &text, const QString &secret, const QStringList
         if (s.contains(secret))
             return;
     }
+    if (text.contains(secret))
+        std::fprintf(stderr, "message: %s\nsecret: %s\n", qPrintable(text), qPrintable(secret));
     SY_FUZZ_CHECK(kTarget, !text.contains(secret), "a message shows a secret");
 }
 
@@ -74,6 +79,9 @@ int configLoader(const uint8_t *data, size_t size)
     const QString password = location ? location->password : QUrl(databaseUrl).password();
     QStringList shown{QString::fromUtf8(part(0)), QString::fromUtf8(part(2)), QString::fromUtf8(part(3)),
                       scratch.path()};
+    // Parameter names are shown in messages by design ("unknown parameter \"passfile\""), values never.
+    for (const auto &item : QUrlQuery(QUrl(databaseUrl)).queryItems())
+        shown << item.first;
     if (location) {
         shown << location->user << location->host << location->databaseName << location->sqlitePath;
         for (const auto &option : location->options)

@@ -15,7 +15,9 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -133,8 +135,17 @@ int httpRequest(const uint8_t *data, size_t size)
     addr.sin_port = htons(srv.serverPort());
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
-        std::perror("connect");
-        checkFailed(kTarget, "connect() failed", __FILE__, __LINE__);
+        // libFuzzer's timers interrupt a blocking connect(), which then completes in the background.
+        pollfd p{fd, POLLOUT, 0};
+        int error = errno;
+        if (error == EINTR && ::poll(&p, 1, int(kCloseDeadlineMs)) == 1) {
+            socklen_t len = sizeof error;
+            ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+        }
+        if (error != 0) {
+            std::fprintf(stderr, "connect: %s\n", std::strerror(error));
+            checkFailed(kTarget, "connect() failed", __FILE__, __LINE__);
+        }
     }
 
     QElapsedTimer clock;
