@@ -3,6 +3,9 @@
 #   tools/dev.sh run   install what is missing, build, start the app (tray; headless `serve` without a display)
 #   tools/dev.sh test  install what is missing, build, run the whole test suite (ctest)
 #   tools/dev.sh build install what is missing and build
+#   tools/dev.sh sanitize  only the unit tests built with clang's ASan + UBSan (build-fuzz)
+# `test` also runs the checked build (docs/TESTING.md): a fuzz smoke run (tools/fuzz.sh --smoke) and the unit
+# tests, both from one clang ASan + UBSan build in build-fuzz. SWITCHYARD_CHECKED_BUILDS=0 leaves them out.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${SWITCHYARD_BUILD_DIR:-$here/build}
@@ -15,7 +18,7 @@ packages=(cmake ninja-build g++ pkg-config git
     qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite libqt6sql6-psql libzstd-dev zlib1g-dev
     qtkeychain-qt6-dev qt6-l10n-tools qt6-tools-dev qt6-websockets-dev libhttp-parser-dev libsodium-dev libsimdjson-dev
     dbus gnome-keyring libsecret-1-0 libsecret-tools fonts-dejavu-core)
-test_packages=(xvfb xauth trayer xdotool spin postgresql curl)
+test_packages=(xvfb xauth trayer xdotool spin postgresql curl clang-14 libclang-rt-14-dev)
 
 install_missing() {
     local missing=()
@@ -33,6 +36,35 @@ install_missing() {
 build_all() {
     cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
     cmake --build "$build" -j "$(nproc)"
+}
+
+# The unit tests built with clang's ASan + UBSan in the fuzz build directory (tools/fuzz.sh configures it; core
+# is compiled once for the fuzz targets and the unit tests), then `ctest -L unit` there. Any sanitizer report
+# ends its test with a failure; leaks inside third-party libraries only are suppressed by tools/lsan.supp.
+sanitize_unit_tests() {
+    local dir=${SWITCHYARD_FUZZ_BUILD_DIR:-$here/build-fuzz}
+    # (set -e does not apply inside a function run as a condition: every step returns on its own failure.)
+    "$here/tools/fuzz.sh" --configure-only || return 1
+    cmake --build "$dir" -j "$(nproc)" --target unit_tests || return 1
+    (cd "$dir" &&
+        ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
+        LSAN_OPTIONS=suppressions=$here/tools/lsan.supp:print_suppressions=0 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --output-on-failure --no-tests=error -L unit -j "$(nproc)")
+}
+
+# Runs one step, prints how long it took, remembers a failure and carries on with the next step.
+failed_steps=()
+timed_step() {
+    local name=$1 start=$SECONDS
+    shift
+    echo "== $name"
+    if "$@"; then
+        echo "== $name: passed in $((SECONDS - start)) s"
+    else
+        echo "== $name: FAILED after $((SECONDS - start)) s" >&2
+        failed_steps+=("$name")
+    fi
 }
 
 case "$cmd" in
@@ -61,11 +93,23 @@ test)
     else
         echo "npm not found: the end-to-end tests with real clients will fail" >&2
     fi
-    cd "$build"
-    exec ctest --output-on-failure --no-tests=error -j "$(nproc)" "$@"
+    timed_step "test suite (ctest)" \
+        bash -c 'cd "$1" && shift && ctest --output-on-failure --no-tests=error -j "$(nproc)" "$@"' _ "$build" "$@"
+    if [ "${SWITCHYARD_CHECKED_BUILDS:-1}" != 0 ]; then
+        timed_step "fuzz smoke run (tools/fuzz.sh --smoke)" "$here/tools/fuzz.sh" --smoke
+        timed_step "unit tests with ASan + UBSan (build-fuzz)" sanitize_unit_tests
+    fi
+    if [ ${#failed_steps[@]} -gt 0 ]; then
+        echo "failed: ${failed_steps[*]}" >&2
+        exit 1
+    fi
+    ;;
+sanitize)
+    install_missing "${packages[@]}" "${test_packages[@]}"
+    sanitize_unit_tests
     ;;
 *)
-    echo "usage: tools/dev.sh run|build|test" >&2
+    echo "usage: tools/dev.sh run|build|test|sanitize" >&2
     exit 2
     ;;
 esac

@@ -20,6 +20,20 @@ QString stringClaim(const QJsonObject &o, const QString &key)
     return v.isString() ? v.toString() : QString();
 }
 
+// "exp" in ms. The claim is a JSON number of seconds and may be anything a token's author wrote (1e300, -1e19):
+// converting such a double to qint64, or multiplying it by 1000, is undefined behaviour. A value beyond year
+// 9999 either way is no expiry time at all.
+std::optional<qint64> expiryMs(const QJsonValue &exp)
+{
+    constexpr double kMaxSeconds = 253402300799.0; // 9999-12-31T23:59:59Z
+    if (!exp.isDouble())
+        return std::nullopt;
+    const double seconds = exp.toDouble();
+    if (!(seconds >= -kMaxSeconds && seconds <= kMaxSeconds)) // also false for NaN
+        return std::nullopt;
+    return static_cast<qint64>(seconds) * 1000;
+}
+
 } // namespace
 
 QJsonObject decodeJwtPayload(const QString &jwt, QString *error)
@@ -61,9 +75,7 @@ IdTokenClaims parseIdToken(const QString &jwt, QString *error)
         const QJsonObject profile = payload.value(QStringLiteral("https://api.openai.com/profile")).toObject();
         claims.email = stringClaim(profile, QStringLiteral("email"));
     }
-    const QJsonValue exp = payload.value(QStringLiteral("exp"));
-    if (exp.isDouble())
-        claims.expiresAtMs = static_cast<qint64>(exp.toDouble()) * 1000;
+    claims.expiresAtMs = expiryMs(payload.value(QStringLiteral("exp")));
 
     const QJsonObject auth = payload.value(QStringLiteral("https://api.openai.com/auth")).toObject();
     claims.chatgptAccountId = stringClaim(auth, QStringLiteral("chatgpt_account_id"));
@@ -82,10 +94,9 @@ std::optional<qint64> jwtExpiryMs(const QString &token)
 {
     QString error;
     const QJsonObject payload = decodeJwtPayload(token, &error);
-    const QJsonValue exp = payload.value(QStringLiteral("exp"));
-    if (!error.isEmpty() || !exp.isDouble())
+    if (!error.isEmpty())
         return std::nullopt;
-    return static_cast<qint64>(exp.toDouble()) * 1000;
+    return expiryMs(payload.value(QStringLiteral("exp")));
 }
 
 } // namespace sy

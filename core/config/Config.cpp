@@ -13,11 +13,20 @@
 #include <QStandardPaths>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 namespace sy {
 
 namespace {
+
+// A whole number for a message: its digits while a double holds it exactly, else the shortest exact form
+// ("1e+118"); converting such a value to an integer type would be undefined.
+QString wholeNumberText(double n)
+{
+    constexpr double kExact = 9007199254740992.0; // 2^53
+    return std::fabs(n) < kExact ? QString::number(qint64(n)) : QString::number(n, 'g', QLocale::FloatingPointShortest);
+}
 
 struct IntKey
 {
@@ -116,12 +125,14 @@ QString applyFile(const QString &path, const QJsonObject &obj, Config &c)
             if (key != QLatin1String(k.name))
                 continue;
             handled = true;
-            if (!v.isDouble() || v.toDouble() != double(qint64(v.toDouble())))
+            // Range before conversion: a double beyond qint64 (1e118) has no integer value to convert to.
+            const double d = v.toDouble();
+            if (!v.isDouble() || !std::isfinite(d) || d != std::floor(d))
                 return where(key) + QStringLiteral(" must be a whole number");
-            const qint64 n = qint64(v.toDouble());
-            if (n < k.min || n > k.max)
-                return where(key) + QStringLiteral(" is %1, outside %2..%3").arg(n).arg(k.min).arg(k.max);
-            k.field(c) = int(n);
+            if (d < k.min || d > k.max)
+                return where(key) +
+                       QStringLiteral(" is %1, outside %2..%3").arg(wholeNumberText(d)).arg(k.min).arg(k.max);
+            k.field(c) = int(d);
         }
         if (handled || EgressSettings::isEgressKey(key))
             continue; // egress keys refer to each other: read together below

@@ -427,7 +427,7 @@ void HttpConnection::teardown()
     m_active = nullptr;
     if (active)
         active->m_clientGone = true; // from now on write() fails, even before the signal is delivered
-    auto notify = [this, active = QPointer<HttpResponse>(active)] {
+    auto notify = [active = QPointer<HttpResponse>(active)] {
         if (active) {
             active->markClientGone();
             active->deleteLater();

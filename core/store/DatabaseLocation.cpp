@@ -45,8 +45,8 @@ QString checkOption(const QString &key, const QString &value)
             if (value == QLatin1String(m))
                 return {};
         }
-        return QStringLiteral("sslmode \"%1\" is not one of disable, allow, prefer, require, verify-ca, verify-full")
-            .arg(value);
+        // Without the value: a mistyped URL can put anything there, the password included.
+        return QStringLiteral("sslmode is not one of disable, allow, prefer, require, verify-ca, verify-full");
     }
     if (key == QLatin1String("connect_timeout")) {
         bool ok = false;

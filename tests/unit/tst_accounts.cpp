@@ -145,6 +145,32 @@ private slots:
         QCOMPARE(jwtExpiryMs(fakeJwt({{QStringLiteral("exp"), QStringLiteral("soon")}})), std::nullopt);
     }
 
+    // Fuzzing found (tests/fuzz/regressions/auth_json/id-token-exp-out-of-range): an "exp" far outside qint64
+    // seconds was converted and multiplied anyway, undefined behaviour that yielded a garbage expiry.
+    void expOutOfRangeIsNoExpiry_data()
+    {
+        QTest::addColumn<double>("exp");
+        QTest::addColumn<std::optional<qint64>>("expected");
+        QTest::newRow("1e300") << 1e300 << std::optional<qint64>();
+        QTest::newRow("-1e19") << -1e19 << std::optional<qint64>();
+        QTest::newRow("2^63 s") << 9223372036854775808.0 << std::optional<qint64>();
+        QTest::newRow("year 10000") << 253402300800.0 << std::optional<qint64>();
+        QTest::newRow("year 9999") << 253402300799.0 << std::optional<qint64>(253402300799000);
+        QTest::newRow("before 1970") << -86400.0 << std::optional<qint64>(-86400000);
+    }
+
+    void expOutOfRangeIsNoExpiry()
+    {
+        QFETCH(double, exp);
+        QFETCH(std::optional<qint64>, expected);
+        const QString jwt = fakeJwt({{QStringLiteral("sub"), QStringLiteral("user-1")}, {QStringLiteral("exp"), exp}});
+        QString error;
+        const IdTokenClaims claims = parseIdToken(jwt, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(claims.expiresAtMs, expected);
+        QCOMPARE(jwtExpiryMs(jwt), expected);
+    }
+
     void parseAuthJsonValid_data()
     {
         QTest::addColumn<QString>("file");

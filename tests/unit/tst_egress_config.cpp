@@ -218,6 +218,34 @@ private slots:
         QVERIFY2(r.config.egress.isEmpty(), "no half-read egress settings");
     }
 
+    // Fuzzing found (tests/fuzz/regressions/config_loader/whole-number-beyond-qint64): a whole number beyond
+    // qint64 was converted to qint64 before its range was checked, undefined behaviour that also printed a
+    // made-up value in the message.
+    void hugeNumbersAreRefusedByValue_data()
+    {
+        QTest::addColumn<QJsonObject>("file");
+        QTest::addColumn<QString>("shown");
+        QTest::newRow("slots 1e118") << QJsonObject{{QStringLiteral("slots_per_account"), 1e118}}
+                                     << "is 1e+118, outside";
+        QTest::newRow("drain -1e19") << QJsonObject{{QStringLiteral("drain_s"), -1e19}} << "is -1e+19, outside";
+        QJsonObject egress = validConfig();
+        QJsonArray pools = egress.value(QStringLiteral("egress_pools")).toArray();
+        QJsonObject first = pools.at(0).toObject();
+        first.insert(QStringLiteral("request_budget_ms"), 1e300);
+        pools[0] = first;
+        egress.insert(QStringLiteral("egress_pools"), pools);
+        QTest::newRow("egress budget 1e300") << egress << "is 1e+300, outside";
+    }
+
+    void hugeNumbersAreRefusedByValue()
+    {
+        QFETCH(QJsonObject, file);
+        QFETCH(QString, shown);
+        const ConfigResult r = load(file);
+        QVERIFY2(!r.ok(), "an out-of-range number must not load");
+        QVERIFY2(r.error.contains(shown), qPrintable(r.error));
+    }
+
     void budgetLongerThanRequestTotalIsRefused()
     {
         QJsonObject c = validConfig();

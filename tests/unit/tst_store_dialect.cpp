@@ -104,6 +104,8 @@ private slots:
         QTest::newRow("no user") << "postgresql://host/db" << "needs a user";
         QTest::newRow("bad port") << "postgresql://u:hunter2@host:99999/db" << "valid";
         QTest::newRow("bad sslmode") << "postgresql://u:hunter2@host/db?sslmode=sometimes" << "sslmode";
+        // Fuzzing found (tests/fuzz/regressions/config_loader/sslmode-echoes-password): the bad value was quoted.
+        QTest::newRow("sslmode holding the password") << "postgresql://u:hunter2@host/db?sslmode=hunter2" << "sslmode";
         QTest::newRow("unknown option") << "postgresql://u:hunter2@host/db?passfile=/x" << "passfile";
         QTest::newRow("bad timeout") << "postgresql://u:hunter2@host/db?connect_timeout=0" << "connect_timeout";
         QTest::newRow("option with space") << "postgresql://u:hunter2@host/db?application_name=a%20b" << "spaces";

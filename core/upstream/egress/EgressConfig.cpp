@@ -20,6 +20,14 @@ const char kPools[] = "egress_pools";
 const char kDefaultPool[] = "egress_default_pool";
 const char kBindings[] = "egress_account_bindings";
 
+// A whole number for a message: its digits while a double holds it exactly, else the shortest exact form
+// ("1e+118"); converting such a value to an integer type would be undefined.
+QString wholeNumberText(double n)
+{
+    constexpr double kExact = 9007199254740992.0; // 2^53
+    return std::fabs(n) < kExact ? QString::number(qint64(n)) : QString::number(n, 'g', QLocale::FloatingPointShortest);
+}
+
 bool isWholeNumber(const QJsonValue &v)
 {
     return v.isDouble() && std::isfinite(v.toDouble()) && v.toDouble() == std::floor(v.toDouble());
@@ -250,7 +258,8 @@ private:
             return problem(at, QStringLiteral("must be a whole number"));
         const double n = v.toDouble();
         if (n < min || n > max)
-            return problem(at, QStringLiteral("is %1, outside %2..%3").arg(qint64(n)).arg(min).arg(max));
+            return problem(at,
+                           QStringLiteral("is %1, outside %2..%3").arg(wholeNumberText(n)).arg(min).arg(max));
         *out = int(n);
         return {};
     }
