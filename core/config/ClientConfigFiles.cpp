@@ -8,15 +8,13 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
-
 #include <functional>
 
 namespace sy {
 
 namespace {
 
-bool writeAtomically(const QString &path, const QByteArray &bytes, QFileDevice::Permissions permissions,
-                     QString *error)
+bool writeAtomically(const QString &path, const QByteArray &bytes, QFileDevice::Permissions permissions, QString *error)
 {
     QSaveFile out(path);
     if (!out.open(QIODevice::WriteOnly) || out.write(bytes) != bytes.size() || !out.commit()) {
@@ -113,8 +111,7 @@ QString openCodeConfigPath(const QHash<QString, QString> &env)
     return base + QStringLiteral("/opencode/opencode.json");
 }
 
-std::optional<QByteArray> openCodeConfigWithSwitchyard(const QByteArray &json, const QString &baseUrl,
-                                                       QString *error)
+std::optional<QByteArray> openCodeConfigWithSwitchyard(const QByteArray &json, const QString &baseUrl, QString *error)
 {
     const std::optional<QJsonObject> before = parseObject(json, error);
     if (!before)
@@ -182,7 +179,8 @@ ClientConfigEdit writeOpenCodeConfig(const QString &path, const QString &baseUrl
 
 ClientConfigEdit undoOpenCodeConfig(const QString &path)
 {
-    return edit(path, [](const QByteArray &before, QString *error) { return openCodeConfigWithoutSwitchyard(before, error); });
+    return edit(
+        path, [](const QByteArray &before, QString *error) { return openCodeConfigWithoutSwitchyard(before, error); });
 }
 
 } // namespace sy

@@ -3,10 +3,8 @@
 
 #include <QRegularExpression>
 #include <QStringList>
-
-#include <toml++/toml.h>
-
 #include <string>
+#include <toml++/toml.h>
 
 namespace sy {
 

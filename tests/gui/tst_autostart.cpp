@@ -35,7 +35,8 @@ private slots:
         QVERIFY2(autostart.setEnabled(true, exe, &error), qPrintable(error));
         QVERIFY(autostart.isEnabled());
         const QString text = read(autostart.filePath());
-        QVERIFY2(text.contains(QStringLiteral("Exec=\"") + m_dir.filePath(QStringLiteral("my apps/switch\\$yard \\\"v2\\\"\"\n"))),
+        QVERIFY2(text.contains(QStringLiteral("Exec=\"") +
+                               m_dir.filePath(QStringLiteral("my apps/switch\\$yard \\\"v2\\\"\"\n"))),
                  qPrintable(text));
 
         QProcess validate;
@@ -55,7 +56,8 @@ private slots:
     {
         const QString home = m_dir.filePath(QStringLiteral("home2"));
         Autostart autostart({{QStringLiteral("HOME"), home}});
-        QCOMPARE(autostart.filePath(), home + QStringLiteral("/.config/autostart/io.github.switchyard.Switchyard.desktop"));
+        QCOMPARE(autostart.filePath(),
+                 home + QStringLiteral("/.config/autostart/io.github.switchyard.Switchyard.desktop"));
         QString error;
         QVERIFY2(autostart.setEnabled(true, QStringLiteral("/usr/bin/switchyard"), &error), qPrintable(error));
         QVERIFY(read(autostart.filePath()).contains(QStringLiteral("Exec=\"/usr/bin/switchyard\"\n")));

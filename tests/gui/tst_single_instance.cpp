@@ -11,7 +11,6 @@
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <future>
 
 using namespace sy;
@@ -41,8 +40,8 @@ class TestSingleInstance : public QObject
     void launch(QProcess &p, const QString &dataDir, const QStringList &args = {})
     {
         p.setProcessEnvironment(environment(dataDir));
-        p.start(qEnvironmentVariable("SWITCHYARD_BIN"), QStringList{QStringLiteral("--listen"),
-                                                                    QStringLiteral("127.0.0.1:0")} + args);
+        p.start(qEnvironmentVariable("SWITCHYARD_BIN"),
+                QStringList{QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0")} + args);
         QVERIFY2(p.waitForStarted(10000), qPrintable(p.errorString()));
     }
 

@@ -11,7 +11,6 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <memory>
 #include <unistd.h>
 
@@ -81,9 +80,9 @@ private slots:
     {
         const QString config = qEnvironmentVariable("SWITCHYARD_CPACK_CONFIG");
         QVERIFY2(QFile::exists(config), qPrintable(QStringLiteral("no CPack config at '%1'").arg(config)));
-        const Run r = run(QStringLiteral("cpack"), {QStringLiteral("-G"), QStringLiteral("DEB"),
-                                                    QStringLiteral("--config"), config, QStringLiteral("-B"),
-                                                    m_dir.path()});
+        const Run r =
+            run(QStringLiteral("cpack"), {QStringLiteral("-G"), QStringLiteral("DEB"), QStringLiteral("--config"),
+                                          config, QStringLiteral("-B"), m_dir.path()});
         QVERIFY2(r.exitCode == 0, QByteArray(r.out + r.err).constData());
         const QStringList debs = QDir(m_dir.path()).entryList({QStringLiteral("switchyard_*.deb")}, QDir::Files);
         QCOMPARE(debs.size(), 1);
@@ -93,8 +92,8 @@ private slots:
     void packageDeclaresRunTimeDependencies()
     {
         QVERIFY(!m_deb.isEmpty());
-        const Run fields = run(QStringLiteral("dpkg-deb"), {QStringLiteral("-f"), m_deb, QStringLiteral("Depends"),
-                                                            QStringLiteral("Recommends")});
+        const Run fields = run(QStringLiteral("dpkg-deb"),
+                               {QStringLiteral("-f"), m_deb, QStringLiteral("Depends"), QStringLiteral("Recommends")});
         QCOMPARE(fields.exitCode, 0);
         const QByteArray f = fields.out;
         // Found by dpkg-shlibdeps from what the binary links...
@@ -109,10 +108,11 @@ private slots:
 
         const Run contents = run(QStringLiteral("dpkg-deb"), {QStringLiteral("-c"), m_deb});
         QCOMPARE(contents.exitCode, 0);
-        for (const char *path : {"./usr/bin/switchyard", "./usr/share/applications/io.github.switchyard.Switchyard.desktop",
-                                 "./usr/share/metainfo/io.github.switchyard.Switchyard.metainfo.xml",
-                                 "./usr/share/icons/hicolor/scalable/apps/io.github.switchyard.Switchyard.svg",
-                                 "./usr/lib/systemd/user/switchyard.service"})
+        for (const char *path :
+             {"./usr/bin/switchyard", "./usr/share/applications/io.github.switchyard.Switchyard.desktop",
+              "./usr/share/metainfo/io.github.switchyard.Switchyard.metainfo.xml",
+              "./usr/share/icons/hicolor/scalable/apps/io.github.switchyard.Switchyard.svg",
+              "./usr/lib/systemd/user/switchyard.service"})
             QVERIFY2(contents.out.contains(path), qPrintable(QString::fromLatin1(path) + QStringLiteral(" missing:\n") +
                                                              QString::fromUtf8(contents.out)));
     }
@@ -126,8 +126,9 @@ private slots:
         QVERIFY(QFile::exists(kInstalled));
 
         // The user unit is well-formed and its ExecStart names the installed binary.
-        const Run unit = run(QStringLiteral("systemd-analyze"),
-                             {QStringLiteral("verify"), QStringLiteral("/usr/lib/systemd/user/switchyard.service")}, 60000);
+        const Run unit =
+            run(QStringLiteral("systemd-analyze"),
+                {QStringLiteral("verify"), QStringLiteral("/usr/lib/systemd/user/switchyard.service")}, 60000);
         QVERIFY2(unit.exitCode == 0, QByteArray(unit.out + unit.err).constData());
 
         const Run version = run(kInstalled, {QStringLiteral("--version")}, 30000);
@@ -159,7 +160,8 @@ private slots:
             QCOMPARE(proxy.stop(), 0);
         }
 
-        const Run remove = run(QStringLiteral("apt-get"), aptArgs({QStringLiteral("remove"), QStringLiteral("switchyard")}));
+        const Run remove =
+            run(QStringLiteral("apt-get"), aptArgs({QStringLiteral("remove"), QStringLiteral("switchyard")}));
         QVERIFY2(remove.exitCode == 0, QByteArray(remove.out + remove.err).constData());
         m_installed = false;
         QVERIFY(!QFile::exists(kInstalled));

@@ -70,20 +70,19 @@ private slots:
 
     void codexKeepsCommentsOtherProvidersAndRestoresTheOldSelection()
     {
-        const QString original = QStringLiteral(
-            "# my codex settings\n"
-            "model = \"gpt-5-codex\"  # the default model\n"
-            "model_provider = \"openai-proxy\"\n"
-            "approval_policy = \"never\"\n"
-            "\n"
-            "[model_providers.openai-proxy]\n"
-            "name = \"Mine\" # keep me\n"
-            "base_url = \"https://example.invalid/v1\"\n"
-            "\n"
-            "# profiles below\n"
-            "[profiles.fast]\n"
-            "model = \"gpt-5\"\n"
-            "mcp = { command = \"npx\", args = [\"-y\", \"thing\"] }\n");
+        const QString original = QStringLiteral("# my codex settings\n"
+                                                "model = \"gpt-5-codex\"  # the default model\n"
+                                                "model_provider = \"openai-proxy\"\n"
+                                                "approval_policy = \"never\"\n"
+                                                "\n"
+                                                "[model_providers.openai-proxy]\n"
+                                                "name = \"Mine\" # keep me\n"
+                                                "base_url = \"https://example.invalid/v1\"\n"
+                                                "\n"
+                                                "# profiles below\n"
+                                                "[profiles.fast]\n"
+                                                "model = \"gpt-5\"\n"
+                                                "mcp = { command = \"npx\", args = [\"-y\", \"thing\"] }\n");
         const QString written = codexWrite(original);
         QVERIFY2(written != QLatin1String("<refused>"), qPrintable(written));
         // Every original line is still there except the one model_provider line, now saved in a comment.
@@ -101,17 +100,16 @@ private slots:
 
     void codexReplacesAnExistingSwitchyardTableInPlaceOfItsOldOne()
     {
-        const QString original = QStringLiteral(
-            "model_provider = \"switchyard\"\n"
-            "[model_providers.\"switchyard\"]\n"
-            "base_url = \"http://127.0.0.1:9999/backend-api/codex\"\n"
-            "wire_api = \"chat\"\n"
-            "[model_providers.switchyard.http_headers]\n"
-            "x = \"y\"\n"
-            "\n"
-            "# the next table's comment\n"
-            "[tui]\n"
-            "notifications = true\n");
+        const QString original = QStringLiteral("model_provider = \"switchyard\"\n"
+                                                "[model_providers.\"switchyard\"]\n"
+                                                "base_url = \"http://127.0.0.1:9999/backend-api/codex\"\n"
+                                                "wire_api = \"chat\"\n"
+                                                "[model_providers.switchyard.http_headers]\n"
+                                                "x = \"y\"\n"
+                                                "\n"
+                                                "# the next table's comment\n"
+                                                "[tui]\n"
+                                                "notifications = true\n");
         const QString written = codexWrite(original);
         QVERIFY2(!written.contains(QLatin1String("9999")), qPrintable(written));
         QVERIFY(!written.contains(QLatin1String("http_headers")));
@@ -152,7 +150,8 @@ private slots:
         QCOMPARE(e.backupPath, path + QStringLiteral(".switchyard-backup"));
         QCOMPARE(readAll(e.backupPath), original);
         // The file may hold secrets (other providers' headers): the rewrite keeps it private.
-        QCOMPARE(QFile::permissions(path) & (QFileDevice::ReadGroup | QFileDevice::ReadOther), QFileDevice::Permissions());
+        QCOMPARE(QFile::permissions(path) & (QFileDevice::ReadGroup | QFileDevice::ReadOther),
+                 QFileDevice::Permissions());
         QCOMPARE(QFile::permissions(e.backupPath) & (QFileDevice::ReadGroup | QFileDevice::ReadOther),
                  QFileDevice::Permissions());
         const QByteArray written = readAll(path);
@@ -189,8 +188,10 @@ private slots:
         QVERIFY2(e.ok && e.changed, qPrintable(e.error));
         QVERIFY(e.backupPath.isEmpty());
         QVERIFY(readAll(path).startsWith("model_provider = \"switchyard\""));
-        QCOMPARE(codexConfigPath({{QStringLiteral("HOME"), QStringLiteral("/h")}}), QStringLiteral("/h/.codex/config.toml"));
-        QCOMPARE(codexConfigPath({{QStringLiteral("HOME"), QStringLiteral("/h")}, {QStringLiteral("CODEX_HOME"), QStringLiteral("/c")}}),
+        QCOMPARE(codexConfigPath({{QStringLiteral("HOME"), QStringLiteral("/h")}}),
+                 QStringLiteral("/h/.codex/config.toml"));
+        QCOMPARE(codexConfigPath({{QStringLiteral("HOME"), QStringLiteral("/h")},
+                                  {QStringLiteral("CODEX_HOME"), QStringLiteral("/c")}}),
                  QStringLiteral("/c/config.toml"));
     }
 
@@ -209,8 +210,12 @@ private slots:
         QCOMPARE(root.value(QLatin1String("model")).toString(), QStringLiteral("anthropic/claude"));
         const QJsonObject providers = root.value(QLatin1String("provider")).toObject();
         QVERIFY(providers.contains(QLatin1String("other")));
-        QCOMPARE(providers.value(QLatin1String("switchyard")).toObject().value(QLatin1String("options")).toObject()
-                     .value(QLatin1String("baseURL")).toString(),
+        QCOMPARE(providers.value(QLatin1String("switchyard"))
+                     .toObject()
+                     .value(QLatin1String("options"))
+                     .toObject()
+                     .value(QLatin1String("baseURL"))
+                     .toString(),
                  QStringLiteral("http://127.0.0.1:2455/v1"));
         const QByteArray written = readAll(path);
         e = writeOpenCodeConfig(path, kBase);

@@ -4,7 +4,6 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QLocalSocket>
-
 #include <unistd.h>
 
 namespace sy::ui {
@@ -18,9 +17,7 @@ constexpr char kReply[] = "switchyard-ok\n";
 
 } // namespace
 
-SingleInstance::SingleInstance(const QString &dataDir, QObject *parent)
-    : QObject(parent)
-    , m_name(serverName(dataDir))
+SingleInstance::SingleInstance(const QString &dataDir, QObject *parent) : QObject(parent), m_name(serverName(dataDir))
 {
     m_server.setSocketOptions(QLocalServer::UserAccessOption);
     connect(&m_server, &QLocalServer::newConnection, this, [this] {
