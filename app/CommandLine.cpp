@@ -22,6 +22,9 @@ const char kUsage[] = R"(Commands:
   egress set-credentials NAME [--username USER]   store a proxy's credentials (password read from stdin)
   egress clear-credentials NAME   remove them
   client-config codex|opencode    print the client configuration snippet
+  client-config codex|opencode --write|--undo
+                                  put Switchyard into ~/.codex/config.toml (or OpenCode's opencode.json), or
+                                  take it out again; other settings stay, a backup is kept next to the file
   apikeys create [--name N] [--expires DAYS] [--limit-tokens N --limit-window 5h|1d|7d]
                                   make an API key (printed once) for clients of a non-loopback listen address
   apikeys list [--json]           keys with their state and tokens used in their window (never the keys)
@@ -61,8 +64,10 @@ CommandLine parseCommandLine(const QStringList &arguments)
     const QCommandLineOption limitWindow(QStringLiteral("limit-window"),
                                          QStringLiteral("API key: the token window (e.g. 5h, 1d, 7d)."),
                                          QStringLiteral("WINDOW"));
+    const QCommandLineOption write(QStringLiteral("write"), QStringLiteral("client-config: edit the client's file."));
+    const QCommandLineOption undo(QStringLiteral("undo"), QStringLiteral("client-config: take Switchyard out again."));
     p.addOptions({help, version, listen, dataDir, config, json, strict, alias, limit, username, name, expires,
-                  limitTokens, limitWindow});
+                  limitTokens, limitWindow, write, undo});
     p.addPositionalArgument(QStringLiteral("command"), QStringLiteral("What to do (see above)."));
     cl.helpText = p.helpText();
     if (!p.parse(arguments)) {
@@ -74,6 +79,8 @@ CommandLine parseCommandLine(const QStringList &arguments)
     cl.words = p.positionalArguments();
     cl.json = p.isSet(json);
     cl.strict = p.isSet(strict);
+    cl.write = p.isSet(write);
+    cl.undo = p.isSet(undo);
     cl.alias = p.value(alias);
     cl.username = p.value(username);
     auto optional = [&p](const QCommandLineOption &o) {

@@ -14,6 +14,8 @@ struct CommandLine
     ConfigOverrides overrides;
     bool json = false;
     bool strict = false;
+    bool write = false; // client-config --write
+    bool undo = false;  // client-config --undo
     bool version = false;
     bool help = false;
     QString alias;

@@ -3,6 +3,7 @@
 #include "ProxyHost.h"
 #include "ShutdownSignals.h"
 #include "config/ClientConfigText.h"
+#include "data/SingleInstance.h"
 #include "data/StatusPoller.h"
 #include "data/StoreClient.h"
 #include "store/Database.h"
@@ -14,6 +15,8 @@
 #include <QLocale>
 #include <QMessageBox>
 #include <QTranslator>
+
+#include <cstdio>
 
 namespace sy::app {
 
@@ -65,6 +68,16 @@ int runGui(const ConfigResult &loaded, const ConfigOverrides &overrides, int arg
         return ExitConfig;
     }
     const Config &config = loaded.config;
+    // A second launch for the same data dir raises the first one's dashboard instead of starting a second
+    // proxy on the same port and database.
+    ui::SingleInstance instance(config.dataDir);
+    if (instance.activateRunning(10000)) {
+        std::fprintf(stderr, "switchyard: already running for %s; showing its dashboard\n", qPrintable(config.dataDir));
+        return ExitOk;
+    }
+    if (!instance.listen())
+        std::fprintf(stderr, "switchyard: cannot take the single-instance socket %s: %s\n", qPrintable(instance.name()),
+                     qPrintable(instance.errorString()));
     ProxyHost host(config);
     host.watchConfigFile(overrides, processEnvironment());
     const QString error = host.start();
@@ -88,6 +101,10 @@ int runGui(const ConfigResult &loaded, const ConfigOverrides &overrides, int arg
     tray.setBaseUrl(base);
 
     QObject::connect(&tray, &ui::TrayController::openDashboardRequested, &window, &ui::DashboardWindow::bringToFront);
+    QObject::connect(&instance, &ui::SingleInstance::activationRequested, &window, [&window] {
+        std::fprintf(stderr, "switchyard: another launch asked for the dashboard\n");
+        window.bringToFront();
+    });
     QObject::connect(&tray, &ui::TrayController::addAccountRequested, &onboarding,
                      qOverload<>(&ui::AccountOnboarding::addAccount));
     QObject::connect(&tray, &ui::TrayController::importRequested, &onboarding,

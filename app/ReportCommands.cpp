@@ -2,6 +2,7 @@
 #include "Commands.h"
 #include "ProxyHost.h"
 
+#include "config/ClientConfigFiles.h"
 #include "config/ClientConfigText.h"
 #include "store/AccountRepository.h"
 #include "store/RequestLogRepository.h"
@@ -236,6 +237,29 @@ int runClientConfig(const Config &config, const CommandLine &cl)
 {
     const QString which = cl.words.value(1);
     const QString base = localApiBase(config);
+    if (cl.write && cl.undo)
+        return fail(QStringLiteral("client-config takes --write or --undo, not both"));
+    if ((cl.write || cl.undo) && (which == QLatin1String("codex") || which == QLatin1String("opencode"))) {
+        const bool codex = which == QLatin1String("codex");
+        const QHash<QString, QString> env = processEnvironment();
+        const QString path = codex ? codexConfigPath(env) : openCodeConfigPath(env);
+        const ClientConfigEdit e = codex ? (cl.write ? writeCodexConfig(path, base) : undoCodexConfig(path))
+                                         : (cl.write ? writeOpenCodeConfig(path, base) : undoOpenCodeConfig(path));
+        if (!e.ok)
+            return fail(e.error);
+        if (!e.changed)
+            out(QStringLiteral("%1: already %2").arg(e.path, cl.write ? QStringLiteral("set up for Switchyard")
+                                                                       : QStringLiteral("without Switchyard")));
+        else
+            out(QStringLiteral("%1: %2 (backup: %3)")
+                    .arg(e.path, cl.write ? QStringLiteral("now uses Switchyard at ") + base
+                                          : QStringLiteral("Switchyard taken out"),
+                         e.backupPath.isEmpty() ? QStringLiteral("none, the file is new") : e.backupPath));
+        if (cl.write && codex)
+            out(QStringLiteral("Codex reads the key from SWITCHYARD_API_KEY: export SWITCHYARD_API_KEY=local "
+                               "(or an API key from `switchyard apikeys create`)"));
+        return ExitOk;
+    }
     if (which == QLatin1String("codex")) {
         out(codexClientConfig(base));
         return ExitOk;

@@ -127,12 +127,12 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/NoticeDiff.cpp" line="35"/>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="36"/>
         <source>%1 hit its limit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/NoticeDiff.cpp" line="36"/>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="37"/>
         <source>New requests go to the other accounts until it resets at %1.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -145,13 +145,13 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../app/GuiMain.cpp" line="64"/>
-        <location filename="../app/GuiMain.cpp" line="72"/>
+        <location filename="../app/GuiMain.cpp" line="66"/>
+        <location filename="../app/GuiMain.cpp" line="85"/>
         <source>Switchyard</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../app/GuiMain.cpp" line="65"/>
+        <location filename="../app/GuiMain.cpp" line="67"/>
         <source>The configuration cannot be used:
 %1</source>
         <translation type="unfinished"></translation>
@@ -170,47 +170,47 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="22"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="21"/>
         <source>Logged in: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="50"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="49"/>
         <source>Add account</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="51"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="50"/>
         <source>Finish the login in the browser window that just opened.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="52"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="51"/>
         <source>Open this address in a browser on this computer to log in:</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="66"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="64"/>
         <source>Import auth.json</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="68"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="66"/>
         <source>Codex auth files (*.json);;All files (*)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="78"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="76"/>
         <source>Accounts imported</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="78"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="76"/>
         <source>Import failed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="79"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="77"/>
         <source>Imported: %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -470,7 +470,7 @@
     </message>
     <message>
         <location filename="../ui/pages/LivePage.cpp" line="108"/>
-        <location filename="../ui/pages/LivePage.cpp" line="147"/>
+        <location filename="../ui/pages/LivePage.cpp" line="146"/>
         <source>Owner slots</source>
         <translation type="unfinished"></translation>
     </message>
@@ -488,17 +488,17 @@
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="130"/>
+        <location filename="../ui/pages/LivePage.cpp" line="129"/>
         <source> · draining</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="148"/>
+        <location filename="../ui/pages/LivePage.cpp" line="147"/>
         <source>Owner slots · this replica %1 (incarnation %2)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="153"/>
+        <location filename="../ui/pages/LivePage.cpp" line="152"/>
         <source>Owner slots: not reported by this proxy</source>
         <translation type="unfinished"></translation>
     </message>
@@ -631,12 +631,12 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/OverviewPage.cpp" line="135"/>
+        <location filename="../ui/pages/OverviewPage.cpp" line="138"/>
         <source>None (automatic)</source>
         <translation type="unfinished"></translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pages/OverviewPage.cpp" line="143"/>
+        <location filename="../ui/pages/OverviewPage.cpp" line="149"/>
         <source>Listening on %1 · %n turn(s) in flight</source>
         <translation>
             <numerusform>Listening on %1 · %n turn in flight</numerusform>
@@ -644,7 +644,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/OverviewPage.cpp" line="145"/>
+        <location filename="../ui/pages/OverviewPage.cpp" line="151"/>
         <source> · store unavailable: %1 (new requests get 503 until it is writable again)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -836,52 +836,52 @@
 <context>
     <name>sy::ui::RequestsModel</name>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="172"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="183"/>
         <source>%1 (%2)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="191"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="202"/>
         <source>Started</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="193"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="204"/>
         <source>Request</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="195"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="206"/>
         <source>Route</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="197"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="208"/>
         <source>Model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="199"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="210"/>
         <source>Account</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="201"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="212"/>
         <source>Status</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="203"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="214"/>
         <source>Attempts</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="205"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="216"/>
         <source>Total ms</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="207"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="218"/>
         <source>Tokens</source>
         <translation type="unfinished"></translation>
     </message>
@@ -934,7 +934,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pages/RequestsPage.cpp" line="94"/>
+        <location filename="../ui/pages/RequestsPage.cpp" line="98"/>
         <source>%n matching request(s)</source>
         <translation>
             <numerusform>%n matching request</numerusform>
@@ -942,7 +942,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/RequestsPage.cpp" line="96"/>
+        <location filename="../ui/pages/RequestsPage.cpp" line="101"/>
         <source>Cannot read the log: %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1056,7 +1056,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/SettingsPage.cpp" line="203"/>
+        <location filename="../ui/pages/SettingsPage.cpp" line="204"/>
         <source>Saved to %1. The running proxy applies it within a second (a new listen address after a restart).</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1064,143 +1064,183 @@
 <context>
     <name>sy::ui::TrayController</name>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="24"/>
+        <location filename="../ui/tray/TrayController.cpp" line="26"/>
         <source>Serving</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="26"/>
+        <location filename="../ui/tray/TrayController.cpp" line="28"/>
         <source>Serving with problems</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="28"/>
+        <location filename="../ui/tray/TrayController.cpp" line="30"/>
         <source>All accounts limited</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="30"/>
+        <location filename="../ui/tray/TrayController.cpp" line="32"/>
         <source>Paused</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="32"/>
+        <location filename="../ui/tray/TrayController.cpp" line="34"/>
         <source>Stopped</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="47"/>
+        <location filename="../ui/tray/TrayController.cpp" line="49"/>
         <source>%1 — %2 · 5 h %3 used · weekly %4 used</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="85"/>
+        <location filename="../ui/tray/TrayController.cpp" line="87"/>
         <source>Automatic (balance across accounts)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="94"/>
-        <location filename="../ui/tray/TrayController.cpp" line="192"/>
+        <location filename="../ui/tray/TrayController.cpp" line="96"/>
+        <location filename="../ui/tray/TrayController.cpp" line="199"/>
         <source>Pause proxy</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="99"/>
+        <location filename="../ui/tray/TrayController.cpp" line="100"/>
         <source>Add account…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="102"/>
+        <location filename="../ui/tray/TrayController.cpp" line="103"/>
         <source>Import auth.json…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="105"/>
+        <location filename="../ui/tray/TrayController.cpp" line="106"/>
         <source>Open dashboard</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="109"/>
+        <location filename="../ui/tray/TrayController.cpp" line="110"/>
         <source>Copy client config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="119"/>
-        <source>Tray number</source>
+        <source>Write Codex CLI config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="122"/>
-        <source>None</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../ui/tray/TrayController.cpp" line="123"/>
-        <source>5 h remaining</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../ui/tray/TrayController.cpp" line="124"/>
-        <source>Weekly remaining</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../ui/tray/TrayController.cpp" line="125"/>
-        <source>Lowest remaining</source>
+        <source>Undo Codex CLI config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="126"/>
+        <source>Tray number</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="129"/>
+        <source>None</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="130"/>
+        <source>5 h remaining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="131"/>
+        <source>Weekly remaining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="132"/>
+        <source>Lowest remaining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="133"/>
         <source>Pinned account</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="138"/>
+        <location filename="../ui/tray/TrayController.cpp" line="145"/>
         <source>Quit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="192"/>
+        <location filename="../ui/tray/TrayController.cpp" line="199"/>
         <source>Resume proxy</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="238"/>
+        <location filename="../ui/tray/TrayController.cpp" line="245"/>
         <source>Switchyard — %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="240"/>
+        <location filename="../ui/tray/TrayController.cpp" line="252"/>
         <source>%1%2: 5 h %3 used, weekly %4 used</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="241"/>
+        <location filename="../ui/tray/TrayController.cpp" line="253"/>
         <source> (pinned)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="236"/>
+        <location filename="../ui/tray/TrayController.cpp" line="288"/>
+        <source>%1 already uses Switchyard.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="289"/>
+        <source>%1 has no Switchyard settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="291"/>
+        <source>%1 now uses Switchyard (set SWITCHYARD_API_KEY for Codex). The previous file is in %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="292"/>
+        <source>(none: the file is new)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="294"/>
+        <source>Switchyard was taken out of %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="296"/>
+        <source>Codex CLI config</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="248"/>
         <source>Store unavailable: %1 — new requests are refused until it is writable again</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="244"/>
+        <location filename="../ui/tray/TrayController.cpp" line="256"/>
         <source>No account yet: add one from this menu.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="251"/>
+        <location filename="../ui/tray/TrayController.cpp" line="263"/>
         <source>%1 — %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="264"/>
+        <location filename="../ui/tray/TrayController.cpp" line="276"/>
         <source>Copied</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="264"/>
+        <location filename="../ui/tray/TrayController.cpp" line="276"/>
         <source>The %1 configuration is on the clipboard.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1288,7 +1328,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/pages/UsagePage.cpp" line="245"/>
+        <location filename="../ui/pages/UsagePage.cpp" line="273"/>
         <source>Reset</source>
         <translation type="unfinished"></translation>
     </message>

@@ -127,12 +127,12 @@
         <translation>它的令牌已失效。请使用“添加账户…”重新登录。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/NoticeDiff.cpp" line="35"/>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="36"/>
         <source>%1 hit its limit</source>
         <translation>%1 已达到限额</translation>
     </message>
     <message>
-        <location filename="../ui/tray/NoticeDiff.cpp" line="36"/>
+        <location filename="../ui/tray/NoticeDiff.cpp" line="37"/>
         <source>New requests go to the other accounts until it resets at %1.</source>
         <translation>在它于 %1 重置之前，新请求将发往其他账户。</translation>
     </message>
@@ -145,13 +145,13 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../app/GuiMain.cpp" line="64"/>
-        <location filename="../app/GuiMain.cpp" line="72"/>
+        <location filename="../app/GuiMain.cpp" line="66"/>
+        <location filename="../app/GuiMain.cpp" line="85"/>
         <source>Switchyard</source>
         <translation>Switchyard</translation>
     </message>
     <message>
-        <location filename="../app/GuiMain.cpp" line="65"/>
+        <location filename="../app/GuiMain.cpp" line="67"/>
         <source>The configuration cannot be used:
 %1</source>
         <translation>配置无法使用：
@@ -171,47 +171,47 @@
         <translation>登录失败</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="22"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="21"/>
         <source>Logged in: %1</source>
         <translation>已登录：%1</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="50"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="49"/>
         <source>Add account</source>
         <translation>添加账户</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="51"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="50"/>
         <source>Finish the login in the browser window that just opened.</source>
         <translation>请在刚刚打开的浏览器窗口中完成登录。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="52"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="51"/>
         <source>Open this address in a browser on this computer to log in:</source>
         <translation>请在本机的浏览器中打开以下地址进行登录：</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="66"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="64"/>
         <source>Import auth.json</source>
         <translation>导入 auth.json</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="68"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="66"/>
         <source>Codex auth files (*.json);;All files (*)</source>
         <translation>Codex 认证文件 (*.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="78"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="76"/>
         <source>Accounts imported</source>
         <translation>账户已导入</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="78"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="76"/>
         <source>Import failed</source>
         <translation>导入失败</translation>
     </message>
     <message>
-        <location filename="../ui/tray/AccountOnboarding.cpp" line="79"/>
+        <location filename="../ui/tray/AccountOnboarding.cpp" line="77"/>
         <source>Imported: %1</source>
         <translation>已导入：%1</translation>
     </message>
@@ -471,7 +471,7 @@
     </message>
     <message>
         <location filename="../ui/pages/LivePage.cpp" line="108"/>
-        <location filename="../ui/pages/LivePage.cpp" line="147"/>
+        <location filename="../ui/pages/LivePage.cpp" line="146"/>
         <source>Owner slots</source>
         <translation>所有权槽位</translation>
     </message>
@@ -488,17 +488,17 @@
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="130"/>
+        <location filename="../ui/pages/LivePage.cpp" line="129"/>
         <source> · draining</source>
         <translation> · 正在排空</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="148"/>
+        <location filename="../ui/pages/LivePage.cpp" line="147"/>
         <source>Owner slots · this replica %1 (incarnation %2)</source>
         <translation>所有权槽位 · 本副本 %1（第 %2 次启动）</translation>
     </message>
     <message>
-        <location filename="../ui/pages/LivePage.cpp" line="153"/>
+        <location filename="../ui/pages/LivePage.cpp" line="152"/>
         <source>Owner slots: not reported by this proxy</source>
         <translation>所有权槽位：此代理未报告</translation>
     </message>
@@ -631,19 +631,19 @@
         <translation>%1（输入 %2，缓存 %3，输出 %4）</translation>
     </message>
     <message>
-        <location filename="../ui/pages/OverviewPage.cpp" line="135"/>
+        <location filename="../ui/pages/OverviewPage.cpp" line="138"/>
         <source>None (automatic)</source>
         <translation>无（自动）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pages/OverviewPage.cpp" line="143"/>
+        <location filename="../ui/pages/OverviewPage.cpp" line="149"/>
         <source>Listening on %1 · %n turn(s) in flight</source>
         <translation>
             <numerusform>监听 %1 · %n 个请求进行中</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/OverviewPage.cpp" line="145"/>
+        <location filename="../ui/pages/OverviewPage.cpp" line="151"/>
         <source> · store unavailable: %1 (new requests get 503 until it is writable again)</source>
         <translation> · 存储不可用：%1（在恢复可写之前，新请求将得到 503）</translation>
     </message>
@@ -835,52 +835,52 @@
 <context>
     <name>sy::ui::RequestsModel</name>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="172"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="183"/>
         <source>%1 (%2)</source>
         <translation>%1（%2）</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="191"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="202"/>
         <source>Started</source>
         <translation>开始时间</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="193"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="204"/>
         <source>Request</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="195"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="206"/>
         <source>Route</source>
         <translation>路由</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="197"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="208"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="199"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="210"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="201"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="212"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="203"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="214"/>
         <source>Attempts</source>
         <translation>尝试次数</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="205"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="216"/>
         <source>Total ms</source>
         <translation>总毫秒数</translation>
     </message>
     <message>
-        <location filename="../ui/models/RequestsModel.cpp" line="207"/>
+        <location filename="../ui/models/RequestsModel.cpp" line="218"/>
         <source>Tokens</source>
         <translation>令牌数</translation>
     </message>
@@ -933,14 +933,14 @@
         <translation>搜索请求 ID</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pages/RequestsPage.cpp" line="94"/>
+        <location filename="../ui/pages/RequestsPage.cpp" line="98"/>
         <source>%n matching request(s)</source>
         <translation>
             <numerusform>%n 个匹配的请求</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/pages/RequestsPage.cpp" line="96"/>
+        <location filename="../ui/pages/RequestsPage.cpp" line="101"/>
         <source>Cannot read the log: %1</source>
         <translation>无法读取日志：%1</translation>
     </message>
@@ -1054,7 +1054,7 @@
         <translation>登录时启动未更改：%1</translation>
     </message>
     <message>
-        <location filename="../ui/pages/SettingsPage.cpp" line="203"/>
+        <location filename="../ui/pages/SettingsPage.cpp" line="204"/>
         <source>Saved to %1. The running proxy applies it within a second (a new listen address after a restart).</source>
         <translation>已保存到 %1。运行中的代理会在一秒内应用（新的监听地址需重启后生效）。</translation>
     </message>
@@ -1062,143 +1062,183 @@
 <context>
     <name>sy::ui::TrayController</name>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="24"/>
+        <location filename="../ui/tray/TrayController.cpp" line="26"/>
         <source>Serving</source>
         <translation>服务中</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="26"/>
+        <location filename="../ui/tray/TrayController.cpp" line="28"/>
         <source>Serving with problems</source>
         <translation>服务中（有问题）</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="28"/>
+        <location filename="../ui/tray/TrayController.cpp" line="30"/>
         <source>All accounts limited</source>
         <translation>所有账户均受限</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="30"/>
+        <location filename="../ui/tray/TrayController.cpp" line="32"/>
         <source>Paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="32"/>
+        <location filename="../ui/tray/TrayController.cpp" line="34"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="47"/>
+        <location filename="../ui/tray/TrayController.cpp" line="49"/>
         <source>%1 — %2 · 5 h %3 used · weekly %4 used</source>
         <translation>%1 — %2 · 5 小时已用 %3 · 每周已用 %4</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="85"/>
+        <location filename="../ui/tray/TrayController.cpp" line="87"/>
         <source>Automatic (balance across accounts)</source>
         <translation>自动（在账户间均衡）</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="94"/>
-        <location filename="../ui/tray/TrayController.cpp" line="192"/>
+        <location filename="../ui/tray/TrayController.cpp" line="96"/>
+        <location filename="../ui/tray/TrayController.cpp" line="199"/>
         <source>Pause proxy</source>
         <translation>暂停代理</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="99"/>
+        <location filename="../ui/tray/TrayController.cpp" line="100"/>
         <source>Add account…</source>
         <translation>添加账户…</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="102"/>
+        <location filename="../ui/tray/TrayController.cpp" line="103"/>
         <source>Import auth.json…</source>
         <translation>导入 auth.json…</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="105"/>
+        <location filename="../ui/tray/TrayController.cpp" line="106"/>
         <source>Open dashboard</source>
         <translation>打开仪表板</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="109"/>
+        <location filename="../ui/tray/TrayController.cpp" line="110"/>
         <source>Copy client config</source>
         <translation>复制客户端配置</translation>
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="119"/>
+        <source>Write Codex CLI config</source>
+        <translation>写入 Codex CLI 配置</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="122"/>
+        <source>Undo Codex CLI config</source>
+        <translation>撤销 Codex CLI 配置</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="126"/>
         <source>Tray number</source>
         <translation>托盘数字</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="122"/>
+        <location filename="../ui/tray/TrayController.cpp" line="129"/>
         <source>None</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="123"/>
+        <location filename="../ui/tray/TrayController.cpp" line="130"/>
         <source>5 h remaining</source>
         <translation>5 小时剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="124"/>
+        <location filename="../ui/tray/TrayController.cpp" line="131"/>
         <source>Weekly remaining</source>
         <translation>每周剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="125"/>
+        <location filename="../ui/tray/TrayController.cpp" line="132"/>
         <source>Lowest remaining</source>
         <translation>最低剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="126"/>
+        <location filename="../ui/tray/TrayController.cpp" line="133"/>
         <source>Pinned account</source>
         <translation>固定账户</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="138"/>
+        <location filename="../ui/tray/TrayController.cpp" line="145"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="192"/>
+        <location filename="../ui/tray/TrayController.cpp" line="199"/>
         <source>Resume proxy</source>
         <translation>恢复代理</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="238"/>
+        <location filename="../ui/tray/TrayController.cpp" line="245"/>
         <source>Switchyard — %1</source>
         <translation>Switchyard — %1</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="240"/>
+        <location filename="../ui/tray/TrayController.cpp" line="252"/>
         <source>%1%2: 5 h %3 used, weekly %4 used</source>
         <translation>%1%2：5 小时已用 %3，每周已用 %4</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="241"/>
+        <location filename="../ui/tray/TrayController.cpp" line="253"/>
         <source> (pinned)</source>
         <translation>（已固定）</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="236"/>
+        <location filename="../ui/tray/TrayController.cpp" line="288"/>
+        <source>%1 already uses Switchyard.</source>
+        <translation>%1 已在使用 Switchyard。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="289"/>
+        <source>%1 has no Switchyard settings.</source>
+        <translation>%1 中没有 Switchyard 的设置。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="291"/>
+        <source>%1 now uses Switchyard (set SWITCHYARD_API_KEY for Codex). The previous file is in %2.</source>
+        <translation>%1 现已使用 Switchyard（请为 Codex 设置 SWITCHYARD_API_KEY）。原文件保存在 %2。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="292"/>
+        <source>(none: the file is new)</source>
+        <translation>（无：该文件是新建的）</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="294"/>
+        <source>Switchyard was taken out of %1.</source>
+        <translation>已从 %1 中移除 Switchyard。</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="296"/>
+        <source>Codex CLI config</source>
+        <translation>Codex CLI 配置</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="248"/>
         <source>Store unavailable: %1 — new requests are refused until it is writable again</source>
         <translation>存储不可用：%1 — 在恢复可写之前将拒绝新请求</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="244"/>
+        <location filename="../ui/tray/TrayController.cpp" line="256"/>
         <source>No account yet: add one from this menu.</source>
         <translation>还没有账户：请从此菜单添加。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="251"/>
+        <location filename="../ui/tray/TrayController.cpp" line="263"/>
         <source>%1 — %2</source>
         <translation>%1 — %2</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="264"/>
+        <location filename="../ui/tray/TrayController.cpp" line="276"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="264"/>
+        <location filename="../ui/tray/TrayController.cpp" line="276"/>
         <source>The %1 configuration is on the clipboard.</source>
         <translation>%1 配置已复制到剪贴板。</translation>
     </message>
@@ -1286,7 +1326,7 @@
         <translation>未缓存</translation>
     </message>
     <message>
-        <location filename="../ui/pages/UsagePage.cpp" line="245"/>
+        <location filename="../ui/pages/UsagePage.cpp" line="273"/>
         <source>Reset</source>
         <translation>重置</translation>
     </message>

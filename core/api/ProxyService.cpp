@@ -91,11 +91,17 @@ QString ProxyService::start()
     loop.exec();
     if (!poolError.isEmpty())
         return poolError;
-    if (!m_server->listen(m_config->listenAddress, m_config->listenPort))
+    if (!m_server->listen(m_config->listenAddress, m_config->listenPort)) {
+        if (m_server->serverError() == QAbstractSocket::AddressInUseError)
+            return QStringLiteral("port %2 on %1 is already in use by another program (another Switchyard, or "
+                                  "something else): stop it, or choose another port with --listen or the listen setting")
+                .arg(m_config->listenAddress.toString())
+                .arg(m_config->listenPort);
         return QStringLiteral("cannot listen on %1:%2: %3")
             .arg(m_config->listenAddress.toString())
             .arg(m_config->listenPort)
             .arg(m_server->errorString());
+    }
     m_frontDoor = FrontDoor(m_config->listenAddress, m_server->serverPort(), m_config->allowedHosts,
                             m_config->allowedOrigins);
     m_startedAtMs = m_clock.nowMs();

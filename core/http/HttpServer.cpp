@@ -64,6 +64,11 @@ QString HttpServer::errorString() const
     return m_tcp->errorString();
 }
 
+QAbstractSocket::SocketError HttpServer::serverError() const
+{
+    return m_tcp->serverError();
+}
+
 void HttpServer::close()
 {
     m_tcp->close();

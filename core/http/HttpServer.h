@@ -3,6 +3,7 @@
 #include "http/HttpRequest.h"
 #include "http/HttpResponse.h"
 
+#include <QAbstractSocket>
 #include <QHash>
 #include <QHostAddress>
 #include <QObject>
@@ -44,6 +45,7 @@ public:
     quint16 serverPort() const;
     QHostAddress serverAddress() const;
     QString errorString() const;
+    QAbstractSocket::SocketError serverError() const;
     // Stops accepting connections; open connections continue.
     void close();
     // Drops every open connection now; unfinished responses emit clientDisconnected().

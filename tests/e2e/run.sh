@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One end-to-end scenario with a real client: fake upstream + `switchyard serve` with 3 imported accounts.
-#   run.sh sdk|codex|opencode
+#   run.sh sdk|codex|codex-written|opencode|opencode-written
 # Needs SWITCHYARD_BIN and SWITCHYARD_FAKE_UPSTREAM (ctest sets both) and a keychain (ctest wraps it in
 # tools/with-keyring.sh). Exit 0 only when the client's answer arrived intact and every upstream turn is booked
 # in our request log on the account whose token the upstream received.
@@ -68,6 +68,58 @@ TOML
         grep -q "codex run $n ok" <<<"$out" || { echo "codex did not print the answer" >&2; cat "$work/codex-$n.err" >&2; exit 1; }
     done
     min=2
+    ;;
+codex-written)
+    # The config `switchyard client-config codex --write` writes into an existing, commented config.toml.
+    export CODEX_HOME=$work/codex SWITCHYARD_API_KEY=sk-local
+    mkdir -p "$CODEX_HOME" "$work/proj"
+    cat >"$CODEX_HOME/config.toml" <<'TOML'
+# my settings: keep this comment
+model = "gpt-5-codex"   # and this one
+model_provider = "elsewhere"
+
+[model_providers.elsewhere]
+name = "Somewhere else"
+base_url = "http://127.0.0.1:9/v1"
+wire_api = "responses"
+
+[tui]
+notifications = false
+TOML
+    cp "$CODEX_HOME/config.toml" "$work/original.toml"
+    port=${url##*:}
+    "$SWITCHYARD_BIN" client-config codex --write --listen "127.0.0.1:$port"
+    cmp -s "$CODEX_HOME/config.toml.switchyard-backup" "$work/original.toml" || { echo "no backup of the original" >&2; exit 1; }
+    grep -q '^# my settings: keep this comment$' "$CODEX_HOME/config.toml" || { echo "comment lost" >&2; exit 1; }
+    written=$(cat "$CODEX_HOME/config.toml")
+    again=$("$SWITCHYARD_BIN" client-config codex --write --listen "127.0.0.1:$port")
+    grep -q 'already' <<<"$again" || { echo "second --write was not a no-op: $again" >&2; exit 1; }
+    [ "$(cat "$CODEX_HOME/config.toml")" = "$written" ] || { echo "second --write changed the file" >&2; exit 1; }
+    out=$(cd "$work/proj" && timeout 120 "$here/node_modules/.bin/codex" exec --skip-git-repo-check "ECHO: written config ok" </dev/null 2>"$work/codex.err") || {
+        echo "codex exec failed:" >&2; cat "$work/codex.err" >&2; cat "$CODEX_HOME/config.toml" >&2; exit 1; }
+    echo "$out"
+    grep -q "written config ok" <<<"$out" || { echo "codex did not print the answer" >&2; cat "$work/codex.err" >&2; exit 1; }
+    "$SWITCHYARD_BIN" client-config codex --undo
+    cmp "$CODEX_HOME/config.toml" "$work/original.toml" || { echo "--undo did not restore the original" >&2; exit 1; }
+    min=1
+    ;;
+opencode-written)
+    # OpenCode with the provider `switchyard client-config opencode --write` put into its global config.
+    export OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1
+    mkdir -p "$XDG_CONFIG_HOME/opencode" "$work/proj"
+    printf '{ "autoupdate": false, "provider": { "other": { "name": "Other" } } }\n' >"$XDG_CONFIG_HOME/opencode/opencode.json"
+    port=${url##*:}
+    "$SWITCHYARD_BIN" client-config opencode --write --listen "127.0.0.1:$port"
+    node -e 'const c=require(process.argv[1]); if (c.autoupdate!==false||!c.provider.other||!c.provider.switchyard) process.exit(1)' \
+        "$XDG_CONFIG_HOME/opencode/opencode.json" || { echo "opencode.json lost other keys" >&2; exit 1; }
+    out=$(cd "$work/proj" && timeout 180 "$here/node_modules/.bin/opencode" run -m switchyard/gpt-5 "ECHO: opencode written ok" 2>"$work/opencode.err") || {
+        echo "opencode run failed:" >&2; tail -50 "$work/opencode.err" >&2; exit 1; }
+    echo "$out"
+    grep -q "opencode written ok" <<<"$out" || { echo "opencode did not print the answer" >&2; tail -50 "$work/opencode.err" >&2; exit 1; }
+    "$SWITCHYARD_BIN" client-config opencode --undo
+    node -e 'const c=require(process.argv[1]); if (c.provider.switchyard||!c.provider.other) process.exit(1)' \
+        "$XDG_CONFIG_HOME/opencode/opencode.json" || { echo "--undo did not take the provider out" >&2; exit 1; }
+    min=1
     ;;
 opencode)
     export OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1

@@ -14,9 +14,11 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QFile>
 #include <QMenu>
 #include <QSignalSpy>
 #include <QSystemTrayIcon>
+#include <QTemporaryDir>
 
 using namespace sy;
 using namespace sy::ui;
@@ -251,6 +253,33 @@ private slots:
         tray.menu()->findChild<QAction *>(QStringLiteral("copyOpenCode"))->trigger();
         QVERIFY(
             QGuiApplication::clipboard()->text().contains(QLatin1String("\"baseURL\": \"http://127.0.0.1:2455/v1\"")));
+
+        // "Write Codex CLI config" puts this proxy into the Codex config file, keeping what was there; "Undo"
+        // takes it out again.
+        QTemporaryDir codexHome;
+        const QString codexConfig = codexHome.filePath(QStringLiteral("config.toml"));
+        {
+            QFile f(codexConfig);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("# mine\nmodel = \"o3\"\n");
+        }
+        tray.setCodexConfigPath(codexConfig);
+        QSignalSpy edited(&tray, &TrayController::codexConfigEdited);
+        tray.menu()->findChild<QAction *>(QStringLiteral("writeCodexConfig"))->trigger();
+        QCOMPARE(edited.size(), 1);
+        QVERIFY2(edited.first().at(0).toBool(), qPrintable(edited.first().at(1).toString()));
+        QFile written(codexConfig);
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        const QByteArray text = written.readAll();
+        QVERIFY2(text.contains("base_url = \"http://127.0.0.1:2455/backend-api/codex\""), text.constData());
+        QVERIFY2(text.contains("# mine\nmodel = \"o3\"\n") && text.contains("model_provider = \"switchyard\""),
+                 text.constData());
+        tray.menu()->findChild<QAction *>(QStringLiteral("undoCodexConfig"))->trigger();
+        QCOMPARE(edited.size(), 2);
+        QVERIFY(edited.last().at(0).toBool());
+        QFile undone(codexConfig);
+        QVERIFY(undone.open(QIODevice::ReadOnly));
+        QCOMPARE(undone.readAll(), QByteArray("# mine\nmodel = \"o3\"\n"));
 
         // Another process limits an account: a failover notification; the entry says so.
         store.setStatus(home, QStringLiteral("rate_limited"));

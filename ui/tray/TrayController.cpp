@@ -1,7 +1,9 @@
 #include "tray/TrayController.h"
 
 #include "Format.h"
+#include "config/ClientConfigFiles.h"
 #include "config/ClientConfigText.h"
+#include "config/Config.h"
 #include "data/StatusPoller.h"
 #include "data/StoreClient.h"
 #include "tray/TrayIconPainter.h"
@@ -53,6 +55,7 @@ QString accountLine(const AccountView &a, qint64 nowMs)
 
 TrayController::TrayController(StoreClient *store, StatusPoller *status, QObject *parent)
     : QObject(parent), m_store(store), m_status(status),
+      m_codexConfigPath(codexConfigPath(processEnvironment())),
       m_probe([] { return QSystemTrayIcon::isSystemTrayAvailable(); })
 {
     m_hostTimer.setInterval(3000);
@@ -113,6 +116,12 @@ void TrayController::buildMenu()
     opencode->setObjectName(QStringLiteral("copyOpenCode"));
     connect(opencode, &QAction::triggered, this,
             [this] { copyText(openCodeClientConfig(m_baseUrl), QStringLiteral("OpenCode")); });
+    QAction *writeCodex = m_menu->addAction(tr("Write Codex CLI config"));
+    writeCodex->setObjectName(QStringLiteral("writeCodexConfig"));
+    connect(writeCodex, &QAction::triggered, this, [this] { editCodexConfig(true); });
+    QAction *undoCodex = m_menu->addAction(tr("Undo Codex CLI config"));
+    undoCodex->setObjectName(QStringLiteral("undoCodexConfig"));
+    connect(undoCodex, &QAction::triggered, this, [this] { editCodexConfig(false); });
 
     QMenu *numbers = m_menu->addMenu(tr("Tray number"));
     m_numberGroup = new QActionGroup(this);
@@ -266,6 +275,27 @@ void TrayController::copyText(const QString &text, const QString &what)
     if (m_tray && m_tray->isVisible())
         m_tray->showMessage(tr("Copied"), tr("The %1 configuration is on the clipboard.").arg(what),
                             QSystemTrayIcon::Information, 3000);
+}
+
+void TrayController::editCodexConfig(bool write)
+{
+    const ClientConfigEdit e =
+        write ? writeCodexConfig(m_codexConfigPath, m_baseUrl) : undoCodexConfig(m_codexConfigPath);
+    QString message;
+    if (!e.ok)
+        message = e.error;
+    else if (!e.changed)
+        message = write ? tr("%1 already uses Switchyard.").arg(e.path)
+                        : tr("%1 has no Switchyard settings.").arg(e.path);
+    else if (write)
+        message = tr("%1 now uses Switchyard (set SWITCHYARD_API_KEY for Codex). The previous file is in %2.")
+                      .arg(e.path, e.backupPath.isEmpty() ? tr("(none: the file is new)") : e.backupPath);
+    else
+        message = tr("Switchyard was taken out of %1.").arg(e.path);
+    if (m_tray && m_tray->isVisible())
+        m_tray->showMessage(tr("Codex CLI config"), message,
+                            e.ok ? QSystemTrayIcon::Information : QSystemTrayIcon::Warning, 8000);
+    emit codexConfigEdited(e.ok, message);
 }
 
 void TrayController::notify(const Notice &notice)

@@ -33,6 +33,8 @@ public:
 
     // The proxy's base URL for the client configuration snippets ("http://127.0.0.1:2455").
     void setBaseUrl(const QString &baseUrl) { m_baseUrl = baseUrl; }
+    // The file "Write Codex CLI config" edits (default ~/.codex/config.toml, or $CODEX_HOME/config.toml).
+    void setCodexConfigPath(const QString &path) { m_codexConfigPath = path; }
     // Replaces QSystemTrayIcon::isSystemTrayAvailable (tests).
     void setTrayProbe(std::function<bool()> probe) { m_probe = std::move(probe); }
     void setHostPollIntervalMs(int ms) { m_hostTimer.setInterval(ms); }
@@ -56,6 +58,8 @@ signals:
     // false: no tray host (show the dashboard instead); true: the icon is docked.
     void trayAvailableChanged(bool available);
     void notified(const sy::ui::Notice &notice);
+    // After "Write/Undo Codex CLI config": whether it worked and what to tell the user.
+    void codexConfigEdited(bool ok, const QString &message);
 
 private:
     void buildMenu();
@@ -64,11 +68,13 @@ private:
     void updateLook();
     void checkHost();
     void copyText(const QString &text, const QString &what);
+    void editCodexConfig(bool write);
     void notify(const Notice &notice);
 
     StoreClient *m_store;
     StatusPoller *m_status;
     QString m_baseUrl;
+    QString m_codexConfigPath;
     std::function<bool()> m_probe;
     QTimer m_hostTimer;
     QSystemTrayIcon *m_tray = nullptr;
