@@ -163,12 +163,15 @@ bool UpstreamConnection::isReusable() const
     return true;
 }
 
-void UpstreamConnection::write(const QByteArray &bytes)
+void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
 {
     m_writtenAny = false;
     m_writing = true;
-    if (m_socket)
-        m_socket->write(bytes);
+    if (!m_socket)
+        return;
+    m_socket->write(head);
+    if (!body.isEmpty())
+        m_socket->write(body);
 }
 
 bool UpstreamConnection::writtenAll() const
