@@ -304,16 +304,14 @@ void AccountPool::bindSession(const QString &sessionKey, const QString &accountI
 
 void AccountPool::bindTurnState(const QByteArray &turnState, const QString &accountId)
 {
-    if (m_turnStates.size() > 100000)
-        m_turnStates.clear(); // bounded memory; a lost binding only loses stickiness, never correctness
+    // Bounded (a lost binding only loses stickiness, never correctness).
     m_turnStates.insert(turnState, accountId);
 }
 
 void AccountPool::lookupAnchor(const QString &responseId, std::function<void(std::optional<AnchorRecord>)> done)
 {
-    const auto it = m_anchors.constFind(responseId);
-    if (it != m_anchors.constEnd()) {
-        done(*it);
+    if (const std::optional<AnchorRecord> cached = m_anchors.value(responseId)) {
+        done(*cached);
         return;
     }
     auto anchor = std::make_shared<std::optional<AnchorRecord>>();
@@ -327,12 +325,10 @@ void AccountPool::lookupAnchor(const QString &responseId, std::function<void(std
 
 void AccountPool::rememberAnchor(const AnchorRecord &anchor)
 {
-    const auto it = m_anchors.constFind(anchor.responseId);
-    if (it != m_anchors.constEnd() && it->accountId == anchor.accountId && it->epoch == anchor.epoch)
+    const std::optional<AnchorRecord> cached = m_anchors.value(anchor.responseId);
+    if (cached && cached->accountId == anchor.accountId && cached->epoch == anchor.epoch)
         return;
-    if (m_anchors.size() > 100000)
-        m_anchors.clear(); // the durable table still answers
-    m_anchors.insert(anchor.responseId, anchor);
+    m_anchors.insert(anchor.responseId, anchor); // the durable table answers for anchors the cache dropped
     m_store->submit([anchor](Database &db, QString *error) { return AnchorRepository(db).rememberServed(anchor, error); },
                     this, {});
 }
