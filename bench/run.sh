@@ -91,6 +91,14 @@ cpu_ticks() { # utime+stime of the given pids, in clock ticks
     echo "$sum"
 }
 CLK_TCK=$(getconf CLK_TCK)
+thread_ticks() { # PID NAME: utime+stime of the process's threads called NAME (the proxy thread is "proxy")
+    local sum=0 t
+    for t in /proc/"$1"/task/*; do
+        [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] || continue
+        sum=$(( sum + $(sed 's/.*) //' "$t/stat" | awk '{ print $12 + $13 }') ))
+    done
+    echo "$sum"
+}
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 fd_count() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
@@ -201,9 +209,18 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     local pids c0 c1 out kv
     pids=$(proxy_pids "$target")
     c0=$(cpu_ticks $pids)
+    local p0=0 p1 t0 t1
+    [ "$target" = switchyard ] && p0=$(thread_ticks "$SY_PID" proxy)
+    t0=$(date +%s%N)
     out=$("$LOAD" --url "$(url_for "$target" "$kind")" --kind "$kind" --concurrency "$conc" \
         --duration "$SECONDS_PER_RUN" --session-prefix "r$RUN-$target" "$@" 2>>"$WORK/load.err" || true)
     c1=$(cpu_ticks $pids)
+    t1=$(date +%s%N)
+    if [ "$target" = switchyard ]; then
+        # How busy the one proxy thread was over the whole run (warm-up included): near 100 % it is the limit.
+        p1=$(thread_ticks "$SY_PID" proxy)
+        R[$scen.$target.proxy_thread_busy_pct]=$(calc "($p1 - $p0) * 100 / $CLK_TCK / (($t1 - $t0) / 1000000000)" 0)
+    fi
     for kv in $out; do R[$scen.$target.${kv%%=*}]="${kv#*=}"; done
     local total=${R[$scen.$target.total]:-0}
     if [ -n "$pids" ] && [ "$total" -gt 0 ]; then
@@ -333,6 +350,7 @@ metric_rows() { # SCENARIO LABEL
     done
     row "$2 cpu_us_per_req" "" "$(v "$s.nginx.cpu_us_per_req")" "$(v "$s.switchyard.cpu_us_per_req")" "" "" \
         "$(ratio "$(v "$s.switchyard.cpu_us_per_req")" "$(v "$s.nginx.cpu_us_per_req")")"
+    row "$2 proxy thread busy %" "" "" "$(v "$s.switchyard.proxy_thread_busy_pct")" "" "" ""
     row "$2 errors" "$(v "$s.direct.errors")" "$(v "$s.nginx.errors")" "$(v "$s.switchyard.errors")" "" "" ""
 }
 

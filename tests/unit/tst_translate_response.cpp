@@ -454,7 +454,8 @@ void TestTranslateResponse::accumulatorSummaryKeepsOnlyWhatTheLogNeeds()
     QJsonObject completed = created;
     completed.insert(u"status"_s, u"completed"_s);
     completed.insert(u"output"_s, QJsonArray{messageItem("msg_1", "hello")});
-    completed.insert(u"usage"_s, QJsonObject{{u"input_tokens"_s, 10}, {u"output_tokens"_s, 3}, {u"total_tokens"_s, 13}});
+    completed.insert(u"usage"_s,
+                     QJsonObject{{u"input_tokens"_s, 10}, {u"output_tokens"_s, 3}, {u"total_tokens"_s, 13}});
     acc.onEvent("response.completed", terminalEvent("response.completed", completed));
     QVERIFY(acc.terminal());
     QCOMPARE(acc.status(), u"completed"_s);
