@@ -1,5 +1,7 @@
 #include "ProxyHost.h"
 
+#include "HeapTrim.h"
+
 #include "accounts/SecretStore.h"
 #include "accounts/SecretStoreFactory.h"
 #include "api/ProxyService.h"
@@ -78,8 +80,11 @@ QString ProxyHost::start()
     QString listenError;
     QMetaObject::invokeMethod(m_proxy, "start", Qt::BlockingQueuedConnection, Q_RETURN_ARG(QString, listenError));
     m_running = true;
-    if (listenError.isEmpty())
+    if (listenError.isEmpty()) {
         writeInstanceFile();
+        // Measured in bench/ (256 open streams after the c=256 and 10 MiB-body runs): 55 -> 44 MiB RSS.
+        startHeapTrim(this, 10 * 1000);
+    }
     return listenError;
 }
 

@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
 # Switchyard benchmark: direct vs nginx vs `switchyard serve` on one fake upstream, every scenario, one table.
 # Builds nothing. Usage (bench/README.md):
-#   bench/run.sh BUILD_DIR [--seconds N] [--soak-seconds N] [--log-rows N] [--keep]
+#   bench/run.sh BUILD_DIR [--seconds N] [--soak-seconds N] [--soak-clients N] [--log-rows N] [--only LIST] [--keep]
 # or SWITCHYARD_BUILD_DIR=BUILD_DIR bench/run.sh ...
+# --only: comma-separated parts to run (default all): c1,c64,c256,body,chat,rss,soak,log
 set -euo pipefail
 
 BUILD="${SWITCHYARD_BUILD_DIR:-}"
 SECONDS_PER_RUN=10   # measured seconds per load run (plus 1 s warm-up)
 SOAK_SECONDS=60
+SOAK_CLIENTS=256
 LOG_ROWS=1000000
+ONLY=c1,c64,c256,body,chat,rss,soak,log
 KEEP=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
         --soak-seconds) SOAK_SECONDS="$2"; shift 2 ;;
+        --soak-clients) SOAK_CLIENTS="$2"; shift 2 ;;
+        --only) ONLY="$2"; shift 2 ;;
         --log-rows) LOG_ROWS="$2"; shift 2 ;;
         --keep) KEEP=1; shift ;;
-        -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
         -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
         *) BUILD="$1"; shift ;;
     esac
 done
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
 [ -n "$BUILD" ] || { echo "run.sh: give the build dir (argument or SWITCHYARD_BUILD_DIR)" >&2; exit 2; }
 BUILD="$(cd "$BUILD" && pwd)"
 SY="$BUILD/app/switchyard"
@@ -85,7 +91,16 @@ cpu_ticks() { # utime+stime of the given pids, in clock ticks
     echo "$sum"
 }
 CLK_TCK=$(getconf CLK_TCK)
+thread_ticks() { # PID NAME: utime+stime of the process's threads called NAME (the proxy thread is "proxy")
+    local sum=0 t
+    for t in /proc/"$1"/task/*; do
+        [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] || continue
+        sum=$(( sum + $(sed 's/.*) //' "$t/stat" | awk '{ print $12 + $13 }') ))
+    done
+    echo "$sum"
+}
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+fd_count() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
 
 # ---------------------------------------------------------------- fake upstream
@@ -194,9 +209,18 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     local pids c0 c1 out kv
     pids=$(proxy_pids "$target")
     c0=$(cpu_ticks $pids)
+    local p0=0 p1 t0 t1
+    [ "$target" = switchyard ] && p0=$(thread_ticks "$SY_PID" proxy)
+    t0=$(date +%s%N)
     out=$("$LOAD" --url "$(url_for "$target" "$kind")" --kind "$kind" --concurrency "$conc" \
         --duration "$SECONDS_PER_RUN" --session-prefix "r$RUN-$target" "$@" 2>>"$WORK/load.err" || true)
     c1=$(cpu_ticks $pids)
+    t1=$(date +%s%N)
+    if [ "$target" = switchyard ]; then
+        # How busy the one proxy thread was over the whole run (warm-up included): near 100 % it is the limit.
+        p1=$(thread_ticks "$SY_PID" proxy)
+        R[$scen.$target.proxy_thread_busy_pct]=$(calc "($p1 - $p0) * 100 / $CLK_TCK / (($t1 - $t0) / 1000000000)" 0)
+    fi
     for kv in $out; do R[$scen.$target.${kv%%=*}]="${kv#*=}"; done
     local total=${R[$scen.$target.total]:-0}
     if [ -n "$pids" ] && [ "$total" -gt 0 ]; then
@@ -208,14 +232,15 @@ each_target() { local t; for t in direct nginx switchyard; do load "$1" "$t" "${
 
 log "upstream :$UP_PORT  nginx :$NGINX_PORT  switchyard :$SY_PORT  profile $STREAM_PROFILE  slots $SLOTS"
 profile "$STREAM_PROFILE"
-each_target stream_c1 codex 1
-each_target stream_c64 codex 64
-each_target stream_c256 codex 256
-each_target body_10mib codex 2 --body-bytes 10485760
-each_target chat_c16 chat 16
+want c1 && each_target stream_c1 codex 1
+want c64 && each_target stream_c64 codex 64
+want c256 && each_target stream_c256 codex 256
+want body && each_target body_10mib codex 2 --body-bytes 10485760
+want chat && each_target chat_c16 chat 16
 
 # ---------------------------------------------------------------- RSS with 256 open streams
 # Slow answers (100 events, 100 ms apart = 10 s) keep all 256 streams open while RSS is read.
+if want rss; then
 profile "events=100&delta_bytes=$DELTA_BYTES&delay_ms=100&first_ms=0"
 rm -f "$WORK/ready"
 "$LOAD" --url "$(url_for switchyard codex)" --concurrency 256 --warmup 0 --duration 3 --session-prefix rss \
@@ -232,31 +257,43 @@ fi
 wait "$LOAD_PID" || true
 R[rss256.switchyard.hwm_mib]=$(calc "$(hwm_kib "$SY_PID") / 1024" 1)
 log "rss with 256 open streams: ${R[rss256.switchyard.rss_mib]:-?} MiB (peak ${R[rss256.switchyard.hwm_mib]} MiB)"
+fi
 
 # ---------------------------------------------------------------- soak
+# SOAK_CLIENTS streaming clients for SOAK_SECONDS; RSS and open fds of the server sampled every 10 s.
+if want soak; then
 profile "$STREAM_PROFILE"
-log "soak: 64 streaming clients for $SOAK_SECONDS s"
-"$LOAD" --url "$(url_for switchyard codex)" --concurrency 64 --warmup 0 --duration "$SOAK_SECONDS" \
+log "soak: $SOAK_CLIENTS streaming clients for $SOAK_SECONDS s"
+"$LOAD" --url "$(url_for switchyard codex)" --concurrency "$SOAK_CLIENTS" --warmup 0 --duration "$SOAK_SECONDS" \
     --session-prefix soak >"$WORK/soak.out" 2>>"$WORK/load.err" &
 LOAD_PID=$!; PIDS+=("$LOAD_PID")
-step=$(( SOAK_SECONDS / 12 )); [ "$step" -lt 1 ] && step=1
-: >"$WORK/soak.rss"
-elapsed=0
-while kill -0 "$LOAD_PID" 2>/dev/null && [ "$elapsed" -le "$SOAK_SECONDS" ]; do
-    echo "$elapsed $(rss_kib "$SY_PID")" >>"$WORK/soak.rss"
-    sleep "$step"; elapsed=$((elapsed + step))
+step=10; [ "$SOAK_SECONDS" -lt 60 ] && step=$(( SOAK_SECONDS / 6 > 0 ? SOAK_SECONDS / 6 : 1 ))
+: >"$WORK/soak.samples"
+start_s=$(date +%s)
+while kill -0 "$LOAD_PID" 2>/dev/null; do
+    echo "$(( $(date +%s) - start_s )) $(rss_kib "$SY_PID") $(fd_count "$SY_PID")" >>"$WORK/soak.samples"
+    sleep "$step"
 done
 wait "$LOAD_PID" || true
 # The first sample after a tenth of the soak is the baseline: the first seconds fill pools and caches.
-read -r first last peak < <(awk -v s="$SOAK_SECONDS" '
-    $1 >= s / 10 && first == "" { first = $2 } { last = $2; if ($2 > max) max = $2 }
-    END { if (first == "") first = last; printf "%.1f %.1f %.1f\n", first / 1024, last / 1024, max / 1024 }' "$WORK/soak.rss")
+read -r first last peak fd_first fd_last fd_max n < <(awk -v s="$SOAK_SECONDS" '
+    $1 >= s / 10 && first == "" { first = $2; fd_first = $3 }
+    { last = $2; if ($2 > max) max = $2; fd_last = $3; if ($3 > fd_max) fd_max = $3; ++n }
+    END { if (first == "") { first = last; fd_first = fd_last }
+          printf "%.1f %.1f %.1f %d %d %d %d\n", first / 1024, last / 1024, max / 1024, fd_first, fd_last, fd_max, n }' \
+    "$WORK/soak.samples")
 R[soak.switchyard.first_mib]=$first; R[soak.switchyard.last_mib]=$last; R[soak.switchyard.max_mib]=$peak
+R[soak.switchyard.fd_first]=$fd_first; R[soak.switchyard.fd_last]=$fd_last; R[soak.switchyard.fd_max]=$fd_max
+R[soak.switchyard.samples]=$n
 R[soak.switchyard.requests]=$(awk '{ for (i = 1; i <= NF; ++i) if ($i ~ /^total=/) print substr($i, 7) }' "$WORK/soak.out")
-log "soak: RSS $(tr '\n' ' ' <"$WORK/soak.rss")"
+R[soak.switchyard.errors]=$(awk '{ for (i = 1; i <= NF; ++i) if ($i ~ /^errors=/) print substr($i, 8) }' "$WORK/soak.out")
+log "soak samples (s rss_kib fds): $(tr '\n' ';' <"$WORK/soak.samples")"
+[ -n "${SOAK_SAMPLES_OUT:-}" ] && cp "$WORK/soak.samples" "$SOAK_SAMPLES_OUT"
+fi
 stop_serve
 
 # ---------------------------------------------------------------- request log: 0 vs LOG_ROWS rows, chart, cold start
+if want log; then
 LOG_DATA="$WORK/sy-log"
 setup_data_dir "$LOG_DATA"
 profile "events=5&delta_bytes=$DELTA_BYTES&delay_ms=0&first_ms=0"
@@ -276,7 +313,7 @@ load log0 switchyard codex 16
 stop_serve
 log "filling the request log with $LOG_ROWS rows"
 fill=$("$DBTOOL" fill "$LOG_DATA/switchyard.sqlite" "$LOG_ROWS")
-R[log.switchyard.fill_seconds]=$(sed 's/.*fill_seconds=//' <<<"$fill")
+for kv in $fill; do R[log.switchyard.${kv%%=*}]="${kv#*=}"; done
 chart=$("$DBTOOL" chart "$LOG_DATA/switchyard.sqlite" 5)
 grep '^# plan' <<<"$chart" >&2 || true
 for kv in $(grep -v '^#' <<<"$chart"); do R[chart.switchyard.${kv%%=*}]="${kv#*=}"; done
@@ -287,6 +324,7 @@ profile "$STREAM_PROFILE"
 start_serve "$LOG_DATA"
 load log1m switchyard codex 16
 stop_serve
+fi
 
 # ---------------------------------------------------------------- table
 v() { echo "${R[$1]:-}"; }
@@ -312,6 +350,7 @@ metric_rows() { # SCENARIO LABEL
     done
     row "$2 cpu_us_per_req" "" "$(v "$s.nginx.cpu_us_per_req")" "$(v "$s.switchyard.cpu_us_per_req")" "" "" \
         "$(ratio "$(v "$s.switchyard.cpu_us_per_req")" "$(v "$s.nginx.cpu_us_per_req")")"
+    row "$2 proxy thread busy %" "" "" "$(v "$s.switchyard.proxy_thread_busy_pct")" "" "" ""
     row "$2 errors" "$(v "$s.direct.errors")" "$(v "$s.nginx.errors")" "$(v "$s.switchyard.errors")" "" "" ""
 }
 
@@ -332,8 +371,10 @@ echo "switchyard only"
 printf '  %-44s %s\n' \
     "RSS idle after start (MiB)" "$(v idle.switchyard.rss_mib)" \
     "RSS with 256 open streams (MiB)" "$(v rss256.switchyard.rss_mib) (peak $(v rss256.switchyard.hwm_mib))" \
-    "RSS soak ${SOAK_SECONDS}s: baseline / end / max (MiB)" \
-        "$(v soak.switchyard.first_mib) / $(v soak.switchyard.last_mib) / $(v soak.switchyard.max_mib) ($(v soak.switchyard.requests) requests)" \
+    "soak ${SOAK_SECONDS}s x $SOAK_CLIENTS: RSS first / last / max (MiB)" \
+        "$(v soak.switchyard.first_mib) / $(v soak.switchyard.last_mib) / $(v soak.switchyard.max_mib) ($(v soak.switchyard.requests) requests, $(v soak.switchyard.errors) errors, $(v soak.switchyard.samples) samples)" \
+    "soak: open fds first / last / max" \
+        "$(v soak.switchyard.fd_first) / $(v soak.switchyard.fd_last) / $(v soak.switchyard.fd_max)" \
     "cold start median (min..max) ms, empty log" \
         "$(v cold0.switchyard.cold_start_median_ms) ($(v cold0.switchyard.cold_start_min_ms)..$(v cold0.switchyard.cold_start_max_ms))" \
     "cold start median (min..max) ms, $LOG_ROWS rows" \
@@ -341,9 +382,11 @@ printf '  %-44s %s\n' \
     "c=16 stream, empty log: ttlb p50 / cpu us/req" "$(v log0.switchyard.ttlb_p50_ms) / $(v log0.switchyard.cpu_us_per_req)" \
     "c=16 stream, $LOG_ROWS rows: ttlb p50 / cpu us/req" "$(v log1m.switchyard.ttlb_p50_ms) / $(v log1m.switchyard.cpu_us_per_req)" \
     "c=16 stream, direct: ttlb p50" "$(v log0.direct.ttlb_p50_ms)" \
-    "30-day chart query per hour: first / median ms" "$(v chart.switchyard.chart_hour_first_ms) / $(v chart.switchyard.chart_hour_median_ms)" \
-    "30-day chart query per day: median ms" "$(v chart.switchyard.chart_day_median_ms)" \
-    "30-day per-account totals (usage): median ms" "$(v chart.switchyard.totals_median_ms)"
+    "log fill via RequestLogRepository::insert: s" "$(v log.switchyard.fill_seconds)" \
+    "Usage page 30 days (rollups): first / median ms" "$(v chart.switchyard.chart_month_first_ms) / $(v chart.switchyard.chart_month_median_ms)" \
+    "Usage page 7 days / 24 hours: median ms" "$(v chart.switchyard.chart_week_median_ms) / $(v chart.switchyard.chart_day_median_ms)" \
+    "30-day per-account totals (usage): median ms" "$(v chart.switchyard.totals_median_ms)" \
+    "30-day hourly sums from raw request_log: median ms" "$(v chart.switchyard.raw_hour_median_ms)"
 
 # ---------------------------------------------------------------- targets (issue 8)
 echo
@@ -369,13 +412,16 @@ printf '  %-58s %s\n' "RSS with 256 open streams <= 60 MiB ($(v rss256.switchyar
 growth=$(sub "$(v soak.switchyard.last_mib)" "$(v soak.switchyard.first_mib)")
 printf '  %-58s %s\n' "RSS flat over the soak (end - baseline = $growth MiB, <= 5%)" \
     "$(verdict "$(le "$growth" "$(scaled 0.05 "$(v soak.switchyard.first_mib)")")")"
+fdgrowth=$(sub "$(v soak.switchyard.fd_last)" "$(v soak.switchyard.fd_first)")
+printf '  %-58s %s\n' "open fds flat over the soak (last - first = $fdgrowth, <= 5%)" \
+    "$(verdict "$(le "$fdgrowth" "$(scaled 0.05 "$(v soak.switchyard.fd_first)")")")"
 printf '  %-58s %s\n' "cpu/req at $LOG_ROWS rows <= 1.1x at 0 ($(v log1m.switchyard.cpu_us_per_req) vs $(v log0.switchyard.cpu_us_per_req) us)" \
     "$(verdict "$(le "$(v log1m.switchyard.cpu_us_per_req)" "$(scaled 1.1 "$(v log0.switchyard.cpu_us_per_req)")")")"
 o0=$(sub "$(v log0.switchyard.ttlb_p50_ms)" "$(v log0.direct.ttlb_p50_ms)")
 o1=$(sub "$(v log1m.switchyard.ttlb_p50_ms)" "$(v log0.direct.ttlb_p50_ms)")
 printf '  %-58s %s\n' "added TTLB p50 at $LOG_ROWS rows <= 1.1x at 0 ($o1 vs $o0 ms)" \
     "$(verdict "$(le "$o1" "$(scaled 1.1 "$o0")")")"
-printf '  %-58s %s\n' "30-day chart query <= 50 ms ($(v chart.switchyard.chart_hour_median_ms) ms)" \
-    "$(verdict "$(le "$(v chart.switchyard.chart_hour_median_ms)" 50)")"
+printf '  %-58s %s\n' "30-day chart query <= 50 ms ($(v chart.switchyard.chart_month_median_ms) ms)" \
+    "$(verdict "$(le "$(v chart.switchyard.chart_month_median_ms)" 50)")"
 printf '  %-58s %s\n' "cold start <= 300 ms ($(v cold0.switchyard.cold_start_median_ms) ms)" \
     "$(verdict "$(le "$(v cold0.switchyard.cold_start_median_ms)" 300)")"

@@ -1,194 +1,225 @@
 #include "LogDb.h"
 
+#include "data/UsageSeries.h"
+#include "store/AccountRepository.h"
+#include "store/Database.h"
+#include "store/RequestLogRepository.h"
+#include "store/UsageTotals.h"
+
+#include <QDate>
 #include <QDateTime>
 #include <QElapsedTimer>
-#include <QSqlDatabase>
-#include <QSqlError>
 #include <QSqlQuery>
-#include <QStringList>
 #include <QVariant>
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 namespace sy::bench {
 
 namespace {
 
-bool run(QSqlQuery &q, const QString &sql, QString *error)
+constexpr qint64 kSpanMs = 30LL * 24 * 3600 * 1000;
+// Rows per write transaction while filling: the proxy commits one row per turn (grouped by the store
+// thread); one transaction per row would only make the fill slower, not the rows different.
+constexpr qint64 kFillBatch = 5000;
+
+bool scalar(Database &db, const QString &sql, qint64 *value, QString *error)
 {
-    if (q.exec(sql))
-        return true;
-    *error = q.lastError().text();
-    return false;
+    QSqlQuery q = db.query();
+    if (!db.prepare(q, sql, error) || !db.exec(q, error))
+        return false;
+    *value = q.next() ? q.value(0).toLongLong() : 0;
+    return true;
+}
+
+struct Timing
+{
+    double firstMs = 0;
+    double medianMs = 0;
+    double maxMs = 0;
+};
+
+Timing timeRepeated(int repeat, const std::function<bool()> &run)
+{
+    std::vector<double> ms;
+    for (int i = 0; i < repeat; ++i) {
+        QElapsedTimer timer;
+        timer.start();
+        if (!run())
+            return {-1, -1, -1};
+        ms.push_back(double(timer.nsecsElapsed()) / 1e6);
+    }
+    Timing t;
+    t.firstMs = ms.front();
+    std::sort(ms.begin(), ms.end());
+    t.medianMs = ms[ms.size() / 2];
+    t.maxMs = ms.back();
+    return t;
+}
+
+void print(const char *name, const Timing &t, qint64 rows)
+{
+    std::printf("%s_first_ms=%.1f %s_median_ms=%.1f %s_max_ms=%.1f %s_rows=%lld\n", name, t.firstMs, name, t.medianMs,
+                name, t.maxMs, name, static_cast<long long>(rows));
 }
 
 } // namespace
 
-LogDb::LogDb(const QString &path) : m_path(path), m_connection(QStringLiteral("bench-db")) {}
+LogDb::LogDb(const QString &path) : m_path(path) {}
 
-LogDb::~LogDb()
-{
-    {
-        QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-        if (db.isOpen())
-            db.close();
-    }
-    QSqlDatabase::removeDatabase(m_connection);
-}
+LogDb::~LogDb() = default;
 
 bool LogDb::open(QString *error)
 {
-    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connection);
-    db.setDatabaseName(m_path);
-    if (!db.open()) {
-        *error = db.lastError().text();
+    m_db = std::make_unique<Database>();
+    if (!m_db->open(m_path, error))
         return false;
-    }
-    QSqlQuery q(db);
-    if (!run(q, QStringLiteral("SELECT COUNT(*) FROM accounts"), error))
-        return false; // not a Switchyard database (yet)
-    return true;
+    qint64 accounts = 0;
+    return scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM accounts"), &accounts, error);
 }
 
 bool LogDb::setSlots(int slotCount, QString *error)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connection));
-    if (!q.prepare(QStringLiteral("UPDATE accounts SET slot_count = ?"))) {
-        *error = q.lastError().text();
+    QSqlQuery q = m_db->query();
+    if (!m_db->prepare(q, QStringLiteral("UPDATE accounts SET slot_count = ?"), error))
         return false;
-    }
     q.addBindValue(slotCount);
-    if (!q.exec()) {
-        *error = q.lastError().text();
+    if (!m_db->exec(q, error))
         return false;
-    }
     std::printf("slot_count=%d accounts=%d\n", slotCount, q.numRowsAffected());
     return true;
 }
 
 bool LogDb::fill(qint64 rows, QString *error)
 {
-    QSqlDatabase db = QSqlDatabase::database(m_connection);
-    QSqlQuery q(db);
-    QStringList ids, aliases, chatgptIds;
-    if (!run(q, QStringLiteral("SELECT id, COALESCE(alias, ''), chatgpt_account_id FROM accounts ORDER BY id"), error))
-        return false;
-    while (q.next()) {
-        ids << q.value(0).toString();
-        aliases << q.value(1).toString();
-        chatgptIds << q.value(2).toString();
-    }
-    if (ids.isEmpty()) {
-        *error = QStringLiteral("the database has no accounts");
+    const QList<AccountRecord> accounts = AccountRepository(*m_db).list(error);
+    if (accounts.isEmpty()) {
+        if (error && error->isEmpty())
+            *error = QStringLiteral("the database has no accounts");
         return false;
     }
-    // Account columns chosen by row number: a CASE over the real ids keeps the generator inside SQLite.
-    auto pick = [&](const QStringList &values) -> QString {
-        QString s = QStringLiteral("CASE i % %1").arg(values.size());
-        for (int k = 0; k < values.size(); ++k)
-            s += QStringLiteral(" WHEN %1 THEN '%2'").arg(k).arg(QString(values[k]).replace(QLatin1Char('\''), "''"));
-        return s + QStringLiteral(" END");
-    };
     const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
-    const qint64 spanMs = 30LL * 24 * 3600 * 1000;
-    const QString sql =
-        QStringLiteral(
-            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < %1) "
-            "INSERT INTO request_log (request_id, started_at_ms, route, model, session_key, account_id, "
-            "account_alias, chatgpt_account_id, status, kill_stage, error_code, upstream_request_id, attempts_json, "
-            "blocked_by_json, latency_queue_ms, latency_connect_ms, latency_first_event_ms, latency_total_ms, "
-            "tokens_input, tokens_cached, tokens_output, tokens_reasoning, tokens_total) "
-            "SELECT 'req_' || lower(hex(randomblob(12))), %2 + (i * %3) / %4, '/backend-api/codex/responses', "
-            "'gpt-5-codex', 'session-' || (i / 40), %5, %6, %7, "
-            "CASE WHEN i % 50 = 0 THEN 'failed' ELSE 'completed' END, NULL, "
-            "CASE WHEN i % 50 = 0 THEN 'upstream_stream_lost' ELSE NULL END, 'req_up_' || i, "
-            "'[{\"account_id\":\"' || %5 || '\",\"egress_proxy\":null,\"outcome\":\"completed\",\"elapsed_ms\":' "
-            "|| (800 + i % 9000) || '}]', '[]', 0, 3 + i % 20, 300 + i % 2000, 800 + i % 9000, "
-            "8000 + i % 40000, (8000 + i % 40000) / 2, 50 + i % 3000, i % 500, 8050 + i % 40000 + i % 3000 + i % 500 "
-            "FROM n")
-            .arg(rows - 1)
-            .arg(nowMs - spanMs)
-            .arg(spanMs)
-            .arg(rows)
-            .arg(pick(ids), pick(aliases), pick(chatgptIds));
+    RequestLogRepository log(*m_db);
     QElapsedTimer timer;
     timer.start();
-    if (!db.transaction()) {
-        *error = db.lastError().text();
+    for (qint64 from = 0; from < rows; from += kFillBatch) {
+        Database::StatementScope statements(*m_db); // as on the store thread: statements compiled once
+        Transaction tx(*m_db);
+        if (!tx.begin(error))
+            return false;
+        for (qint64 i = from; i < std::min(rows, from + kFillBatch); ++i) {
+            const AccountRecord &a = accounts[int(i % accounts.size())];
+            const bool failed = i % 50 == 0;
+            RequestLogRecord r;
+            r.requestId = QStringLiteral("req_bench_%1").arg(i, 12, 10, QLatin1Char('0'));
+            r.startedAtMs = nowMs - kSpanMs + (i * kSpanMs) / rows;
+            r.route = QStringLiteral("/backend-api/codex/responses");
+            r.model = QStringLiteral("gpt-5-codex");
+            r.sessionKey = QStringLiteral("session-%1").arg(i / 40);
+            r.accountId = a.id;
+            r.accountAlias = a.alias;
+            r.chatgptAccountId = a.chatgptAccountId;
+            r.status = failed ? QStringLiteral("failed") : QStringLiteral("completed");
+            if (failed)
+                r.errorCode = QStringLiteral("upstream_stream_lost");
+            r.upstreamRequestId = QStringLiteral("req_up_%1").arg(i);
+            r.attempts = {{a.id, std::nullopt, r.status, 800 + i % 9000}};
+            r.latency = {0, 3 + i % 20, 300 + i % 2000, 800 + i % 9000};
+            const qint64 input = 8000 + i % 40000, output = 50 + i % 3000, reasoning = i % 500;
+            r.tokens = {input, input / 2, output, reasoning, input + output + reasoning};
+            if (!log.insert(r, error))
+                return false;
+        }
+        if (!tx.commit(error))
+            return false;
+    }
+    const double seconds = double(timer.elapsed()) / 1000;
+    m_db->exec(QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)"), error);
+    // The rollups must account for every logged row, or the chart below would be timed on a partial table.
+    qint64 logged = 0, rolledUp = 0;
+    if (!scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM request_log"), &logged, error) ||
+        !scalar(*m_db, QStringLiteral("SELECT COALESCE(SUM(requests), 0) FROM usage_rollup_hourly"), &rolledUp, error))
+        return false;
+    if (logged != rolledUp) {
+        *error = QStringLiteral("rollups count %1 requests, the log holds %2 rows").arg(rolledUp).arg(logged);
         return false;
     }
-    if (!run(q, sql, error)) {
-        db.rollback();
-        return false;
-    }
-    if (!db.commit()) {
-        *error = db.lastError().text();
-        return false;
-    }
-    run(q, QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)"), error);
-    std::printf("filled_rows=%lld fill_seconds=%.1f\n", static_cast<long long>(rows), double(timer.elapsed()) / 1000);
+    std::printf("filled_rows=%lld fill_seconds=%.1f log_rows=%lld rollup_requests=%lld\n",
+                static_cast<long long>(rows), seconds, static_cast<long long>(logged),
+                static_cast<long long>(rolledUp));
     return true;
 }
 
 bool LogDb::timeChartQueries(int repeat, QString *error)
 {
-    QSqlDatabase db = QSqlDatabase::database(m_connection);
-    const qint64 since = QDateTime::currentMSecsSinceEpoch() - 30LL * 24 * 3600 * 1000;
-    // Per-account token sums per hour (and per day) over 30 days, as a usage chart would draw them; the last
-    // is the per-account 30-day total that `switchyard usage` runs (core/store/UsageTotals.cpp).
+    // The dashboard reads on its own connection (ui/data/DbWorker), as here.
+    Database db;
+    if (!db.open(m_path, error))
+        return false;
+    const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
+    const qint64 dayStart =
+        QDateTime(QDateTime::fromMSecsSinceEpoch(nowMs).date(), QTime(0, 0)).toMSecsSinceEpoch(); // as UsagePage
     const struct
     {
         const char *name;
-        QString sql;
-    } queries[] = {
-        {"chart_hour",
-         QStringLiteral("SELECT account_id, started_at_ms / 3600000 AS bucket, COUNT(*), SUM(tokens_input), "
-                        "SUM(tokens_cached), SUM(tokens_output), SUM(tokens_total) FROM request_log "
-                        "WHERE started_at_ms >= ? GROUP BY account_id, bucket")},
-        {"chart_day",
-         QStringLiteral("SELECT account_id, started_at_ms / 86400000 AS bucket, COUNT(*), SUM(tokens_input), "
-                        "SUM(tokens_cached), SUM(tokens_output), SUM(tokens_total) FROM request_log "
-                        "WHERE started_at_ms >= ? GROUP BY account_id, bucket")},
-        {"totals",
-         QStringLiteral("SELECT account_id, COUNT(*), COALESCE(SUM(tokens_input),0), COALESCE(SUM(tokens_cached),0), "
-                        "COALESCE(SUM(tokens_output),0), COALESCE(SUM(tokens_reasoning),0), "
-                        "COALESCE(SUM(tokens_total),0) FROM request_log WHERE account_id IS NOT NULL AND "
-                        "started_at_ms >= ? GROUP BY account_id")},
-    };
-    for (const auto &query : queries) {
-        std::vector<double> ms;
-        qint64 buckets = 0;
-        for (int i = 0; i < repeat; ++i) {
-            QElapsedTimer timer;
-            timer.start();
-            QSqlQuery q(db);
-            q.setForwardOnly(true);
-            if (!q.prepare(query.sql)) {
-                *error = q.lastError().text();
+        ui::UsageRange range;
+    } pages[] = {{"chart_month", ui::UsageRange::Month},
+                 {"chart_week", ui::UsageRange::Week},
+                 {"chart_day", ui::UsageRange::Day}};
+    for (const auto &page : pages) {
+        qint64 tokens = 0;
+        const Timing t = timeRepeated(repeat, [&] {
+            const ui::UsageSeries s = ui::loadUsageSeries(db, page.range, nowMs, dayStart);
+            if (!s.error.isEmpty()) {
+                *error = s.error;
                 return false;
             }
-            q.addBindValue(since);
-            if (!q.exec()) {
-                *error = q.lastError().text();
-                return false;
-            }
-            buckets = 0;
-            while (q.next())
-                ++buckets;
-            ms.push_back(double(timer.nsecsElapsed()) / 1e6);
-        }
-        const double first = ms.front();
-        std::sort(ms.begin(), ms.end());
-        std::printf("%s_first_ms=%.1f %s_median_ms=%.1f %s_max_ms=%.1f %s_rows=%lld\n", query.name, first, query.name,
-                    ms[ms.size() / 2], query.name, ms.back(), query.name, static_cast<long long>(buckets));
+            tokens = 0;
+            for (const QList<qint64> &perBucket : s.tokens)
+                for (qint64 v : perBucket)
+                    tokens += v;
+            return true;
+        });
+        if (t.medianMs < 0)
+            return false;
+        print(page.name, t, tokens);
     }
-    QSqlQuery plan(db);
-    if (plan.exec(QStringLiteral("EXPLAIN QUERY PLAN ") + QString(queries[0].sql).replace(QLatin1Char('?'), "0"))) {
-        while (plan.next())
-            std::printf("# plan chart_hour: %s\n", qPrintable(plan.value(3).toString()));
-    }
+
+    const qint64 since = nowMs - kSpanMs;
+    qint64 accounts = 0;
+    const Timing totals = timeRepeated(repeat, [&] {
+        const auto byAccount = tokenTotalsByAccount(db, since, error); // `switchyard usage`
+        accounts = byAccount.size();
+        return error->isEmpty();
+    });
+    if (totals.medianMs < 0)
+        return false;
+    print("totals", totals, accounts);
+
+    // What the chart cost before the rollups: hourly sums straight from request_log (reference only).
+    const QString raw = QStringLiteral(
+        "SELECT account_id, started_at_ms / 3600000 AS bucket, COUNT(*), SUM(tokens_input), SUM(tokens_cached), "
+        "SUM(tokens_output), SUM(tokens_total) FROM request_log WHERE started_at_ms >= ? GROUP BY account_id, bucket");
+    qint64 buckets = 0;
+    const Timing rawTiming = timeRepeated(std::min(repeat, 3), [&] {
+        QSqlQuery q = db.query();
+        q.setForwardOnly(true);
+        if (!db.prepare(q, raw, error))
+            return false;
+        q.addBindValue(since);
+        if (!db.exec(q, error))
+            return false;
+        buckets = 0;
+        while (q.next())
+            ++buckets;
+        return true;
+    });
+    if (rawTiming.medianMs < 0)
+        return false;
+    print("raw_hour", rawTiming, buckets);
     return true;
 }
 

@@ -1,10 +1,16 @@
 #pragma once
 
 #include <QString>
+#include <memory>
+
+namespace sy {
+class Database;
+}
 
 namespace sy::bench {
 
-// Direct access to a stopped Switchyard SQLite database (the schema is the app's: core/store/Schema.cpp).
+// A stopped Switchyard database opened through the product's own store code (core/store), so fixtures are
+// written and charts read exactly the way the proxy and the dashboard do.
 class LogDb
 {
 public:
@@ -14,15 +20,16 @@ public:
 
     // Every account gets slot_count = slotCount (the per-account override of slots_per_account).
     bool setSlots(int slotCount, QString *error);
-    // Inserts `rows` request_log rows spread evenly over the last 30 days and over the existing accounts,
-    // with the shape the proxy writes (random request ids, latencies, token counts, attempts JSON).
+    // Logs `rows` requests spread evenly over the last 30 days and over the existing accounts through
+    // RequestLogRepository::insert, the proxy's write path, which keeps the hourly rollups with every row.
     bool fill(qint64 rows, QString *error);
-    // Runs the dashboard-style 30-day queries `repeat` times each and prints their median and max times.
+    // Times the dashboard's Usage page loads (ui/data/UsageSeries: 30 days, 7 days, 24 hours), the per-account
+    // totals of `switchyard usage`, and for comparison the same hourly sums computed from the raw log.
     bool timeChartQueries(int repeat, QString *error);
 
 private:
     QString m_path;
-    QString m_connection;
+    std::unique_ptr<Database> m_db;
 };
 
 } // namespace sy::bench

@@ -91,7 +91,10 @@ public:
     QString sessionAccount(const QString &sessionKey) const { return m_sessions.value(sessionKey); }
     void bindSession(const QString &sessionKey, const QString &accountId);
     // Codex turn state: the account that issued it keeps the turn.
-    QString turnStateAccount(const QByteArray &turnState) const { return m_turnStates.value(turnState); }
+    QString turnStateAccount(const QByteArray &turnState) const
+    {
+        return m_turnStates.value(turnState).value_or(QString());
+    }
     void bindTurnState(const QByteArray &turnState, const QString &accountId);
 
     // Continuity anchors: which account produced a response id. Lookups hit memory first, then the store.

@@ -75,7 +75,10 @@ Turn::~Turn()
 
 void Turn::start()
 {
-    if (!prepare())
+    const bool prepared = prepare();
+    // What goes upstream is m_upstreamBody now (for Codex the same bytes, shared); the original is not needed.
+    m_request->releaseBody();
+    if (!prepared)
         return;
     resolveContinuation();
 }
@@ -370,6 +373,9 @@ void Turn::onEvent(const SseEvent &event)
             }
         }
         m_forwardedEvent = true;
+        // No attempt can follow (no failover, retry or refresh once the client has an event): the body that
+        // every attempt sends is no longer needed, and with 256 open streams of 40 KiB bodies it adds up.
+        m_upstreamBody = QByteArray();
         m_state = State::Streaming;
         m_budget.firstEvent();
         armDeadline(); // from now on stream_idle and stream_max apply

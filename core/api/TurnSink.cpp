@@ -76,6 +76,8 @@ protected:
 class CodexStreamSink final : public TrackingSink
 {
 public:
+    // The client gets the events themselves: the log needs only id, status and usage from them.
+    CodexStreamSink() { m_acc.setSummaryOnly(true); }
     bool streaming() const override { return true; }
     QByteArray contentType() const override { return QByteArrayLiteral("text/event-stream"); }
     QByteArray keepaliveFrame() const override
@@ -158,6 +160,7 @@ public:
         : m_translator(o.model, QStringLiteral("chatcmpl-") + newRequestId().mid(4),
                        QDateTime::currentSecsSinceEpoch(), o.includeUsage)
     {
+        m_acc.setSummaryOnly(true); // the translator keeps its own state
     }
     bool streaming() const override { return true; }
     QByteArray contentType() const override { return QByteArrayLiteral("text/event-stream"); }

@@ -18,7 +18,9 @@ using HttpHeaderList = QList<HttpHeader>;
 bool headerNameEquals(QByteArrayView a, QByteArrayView b);
 
 // One complete downstream request. The server fills it in before the handler runs and never changes it
-// afterwards, so handlers may keep the shared pointer for as long as they like (e.g. in async work).
+// afterwards, so handlers may keep the shared pointer for as long as they like (e.g. in async work). The one
+// exception is the body: the handler that owns the request may release it (releaseBody()) once it has
+// taken what it needs, so a long stream does not hold a large upload for its whole life.
 struct HttpRequest
 {
     QByteArray method;          // "GET", "POST", ... as parsed (upper case)
@@ -27,7 +29,7 @@ struct HttpRequest
     QByteArray rawQuery;        // query string without '?', still percent-encoded
     QUrlQuery query;            // parsed rawQuery
     HttpHeaderList headers;     // in arrival order; names lowercased, values with surrounding blanks trimmed
-    QByteArray body;            // decoded body (content-encoding already removed)
+    mutable QByteArray body;    // decoded body (content-encoding already removed); see releaseBody()
     QByteArray contentEncoding; // the Content-Encoding the body arrived with ("" for identity)
     qint64 wireBodyBytes = 0;   // body size on the wire (after de-chunking, before decoding)
     int httpMajor = 1;
@@ -47,6 +49,8 @@ struct HttpRequest
     // True for "Upgrade: websocket" requests. They reach the handler like any other request; the
     // server never switches protocols on its own.
     bool isWebSocketUpgrade() const;
+    // Empties body for every holder of this request (wireBodyBytes keeps the size it had).
+    void releaseBody() const { body = QByteArray(); }
 };
 
 using HttpRequestPtr = std::shared_ptr<const HttpRequest>;

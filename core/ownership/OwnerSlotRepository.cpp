@@ -245,7 +245,19 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
         return fail(*error);
     out.kind = ClaimOutcome::Kind::Claimed;
     out.held = HeldSlot{a.requestId, a.accountId, a.slot, newEpoch};
-    out.rows = slotsOf(a.accountId, error);
+    // The row this transaction wrote, as it now stands. Not the account's other rows: reading all of them
+    // (up to slot_count) on every claim costs the store thread and the proxy thread O(slots) per turn, and
+    // the snapshot needs no help here: it is refreshed every second, and a stale row only costs a Conflict
+    // (which does return every row) because the compare-and-set above is the guard.
+    SlotState mine;
+    mine.accountId = a.accountId;
+    mine.slot = a.slot;
+    mine.epoch = newEpoch;
+    mine.ownerReplica = a.replica.replicaId;
+    mine.ownerIncarnation = a.replica.incarnation;
+    mine.ownerRequestId = a.requestId;
+    mine.leaseExpiresMs = a.nowMs + a.leaseMs;
+    out.rows = {mine};
     return out;
 }
 

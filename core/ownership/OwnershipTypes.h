@@ -68,7 +68,7 @@ struct ClaimOutcome
     Kind kind = Kind::Error;
     HeldSlot held;
     QString reason; // "removed", "paused", "reauth_required", "deactivated", "cooldown", "anchor_owner_mismatch"
-    QList<SlotState> rows; // the account's rows after the attempt
+    QList<SlotState> rows; // Conflict: every row of the account; Claimed: the claimed slot's row
     bool reclaimedExpired = false; // the slot was taken over from an expired lease
     qint64 durableVersion = 0;
 };

@@ -22,6 +22,16 @@ void setError(QString *error, const QString &text)
         *error = text;
 }
 
+// A second handle on the same compiled statement: the cache and the caller's query share one QSqlResult.
+// Qt 6 deprecates copying QSqlQuery because the sharing surprises callers; here the sharing is the point.
+QSqlQuery share(const QSqlQuery &q)
+{
+    QT_WARNING_PUSH
+    QT_WARNING_DISABLE_DEPRECATED
+    return QSqlQuery(q);
+    QT_WARNING_POP
+}
+
 // SQLite primary result codes (sqlite3.h); extended codes carry the primary one in their low byte.
 enum SqliteCode
 {
@@ -179,8 +189,34 @@ bool Database::openSqlite(const DatabaseLocation &loc, OpenMode mode, QString *e
     return true;
 }
 
+void Database::clearStatements()
+{
+    m_statementsInUse.clear();
+    m_statements.clear();
+}
+
+Database::StatementScope::StatementScope(Database &db) : m_db(db), m_mark(db.m_statementsInUse.size())
+{
+    ++m_db.m_statementScopes;
+}
+
+Database::StatementScope::~StatementScope()
+{
+    --m_db.m_statementScopes;
+    // close() may have emptied the list under an open scope.
+    while (m_db.m_statementsInUse.size() > m_mark) {
+        const auto it = m_db.m_statements.find(m_db.m_statementsInUse.takeLast());
+        if (it == m_db.m_statements.end())
+            continue;
+        it->second.query.finish();
+        it->second.inUse = false;
+    }
+}
+
 void Database::close()
 {
+    // Every query must be gone before its connection is removed.
+    clearStatements();
     if (QSqlDatabase::contains(m_connectionName)) {
         {
             QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
@@ -213,8 +249,28 @@ QSqlQuery Database::query() const
 bool Database::prepare(QSqlQuery &q, const QString &sql, QString *error)
 {
     reconnectIfLost();
-    if (q.prepare(sql))
+    const bool caching = m_statementScopes > 0 && m_dialect == Dialect::Sqlite;
+    if (caching) {
+        const auto it = m_statements.find(sql);
+        if (it != m_statements.end() && !it->second.inUse) {
+            it->second.inUse = true;
+            m_statementsInUse.append(sql);
+            q = share(it->second.query);
+            return true;
+        }
+        // q may share its result with a cached statement: preparing on it would recompile that one.
+        QSqlQuery fresh = query();
+        fresh.setForwardOnly(q.isForwardOnly());
+        fresh.setNumericalPrecisionPolicy(q.numericalPrecisionPolicy());
+        q = std::move(fresh);
+    }
+    if (q.prepare(sql)) {
+        if (caching && m_statements.count(sql) == 0 && qsizetype(m_statements.size()) < kMaxCachedStatements) {
+            m_statements.emplace(sql, CachedStatement{share(q), true});
+            m_statementsInUse.append(sql);
+        }
         return true;
+    }
     noteFailure(q.lastError());
     setError(error, q.lastError().text().trimmed());
     return false;

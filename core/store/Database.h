@@ -2,11 +2,13 @@
 
 #include "store/DatabaseLocation.h"
 
+#include <QList>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QString>
 #include <optional>
+#include <unordered_map>
 
 namespace sy {
 
@@ -76,8 +78,30 @@ public:
 
     // A query on this connection.
     QSqlQuery query() const;
-    // Prepares `sql` on q; false (with *error) when it does not prepare.
+    // Prepares `sql` on q; false (with *error) when it does not prepare. Inside a StatementScope (SQLite only)
+    // q becomes this connection's cached statement for `sql`, compiled once and reused, unless that statement
+    // is already in use in the open scopes (then q gets a fresh one, as outside a scope).
     bool prepare(QSqlQuery &q, const QString &sql, QString *error);
+
+    // Marks a unit of work whose queries are all read before it ends, e.g. one store job. Compiling SQL costs
+    // more than running the proxy's small statements, so inside a scope prepare() reuses statements. When a
+    // scope ends, every statement handed out in it is reset (QSqlQuery::finish()): a cached statement never
+    // keeps a read snapshot or a lock open between units, and none is handed out twice at once. Scopes nest.
+    // A query prepared in a scope must not be used after the scope ended.
+    class StatementScope
+    {
+    public:
+        explicit StatementScope(Database &db);
+        ~StatementScope();
+        StatementScope(const StatementScope &) = delete;
+        StatementScope &operator=(const StatementScope &) = delete;
+
+    private:
+        Database &m_db;
+        qsizetype m_mark;
+    };
+    // Statements compiled and kept by the cache (tests).
+    qsizetype cachedStatementCount() const { return qsizetype(m_statements.size()); }
     // Executes a prepared query; on failure sets *error and notes storage failures (see writable()).
     bool exec(QSqlQuery &q, QString *error);
     // Prepares and runs a statement without bound values.
@@ -131,8 +155,20 @@ private:
     void reconnectIfLost();
     void noteFailure(const QSqlError &error);
 
+    void clearStatements();
+
+    struct CachedStatement
+    {
+        QSqlQuery query;
+        bool inUse = false;
+    };
+    static constexpr qsizetype kMaxCachedStatements = 256;
+
     QString m_connectionName;
     QString m_location; // redacted
+    std::unordered_map<QString, CachedStatement> m_statements;
+    QList<QString> m_statementsInUse; // handed out in the open scopes, in order
+    int m_statementScopes = 0;
     Dialect m_dialect = Dialect::Sqlite;
     OpenMode m_mode = OpenMode::ReadWrite;
     bool m_writable = false;

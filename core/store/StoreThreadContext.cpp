@@ -107,13 +107,22 @@ bool StoreThreadContext::runNextUnit()
     return true;
 }
 
+bool StoreThreadContext::runJob(const StoreQueuedJob &job, QString *error)
+{
+    // The job's own scope: the next job of a group reuses the same statements.
+    Database::StatementScope statements(m_db);
+    return job.job(m_db, error);
+}
+
 void StoreThreadContext::runAlone(const StoreQueuedJob &job)
 {
     JobResult result;
     {
+        // Statements are compiled once per connection; each job's are reset before the COMMIT (Database.h).
+        Database::StatementScope statements(m_db);
         Transaction tx(m_db, job.write ? Transaction::Kind::Write : Transaction::Kind::Read);
         // A job returning false leaves tx uncommitted; its destructor rolls back.
-        result.ok = tx.begin(&result.error) && job.job(m_db, &result.error) && tx.commit(&result.error);
+        result.ok = tx.begin(&result.error) && runJob(job, &result.error) && tx.commit(&result.error);
     }
     if (!result.ok && result.error.isEmpty())
         result.error = QStringLiteral("store job failed");
@@ -130,6 +139,7 @@ void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
     const int maxMs = m_maxGroupMs.load();
     std::vector<JobResult> results(group.size());
     size_t ran = 0;
+    Database::StatementScope statements(m_db);
     Transaction tx(m_db, Transaction::Kind::Write);
     QString groupError;
     if (!tx.begin(&groupError)) {
@@ -145,7 +155,7 @@ void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
             JobResult &r = results[i];
             {
                 Transaction savepoint(m_db);
-                r.ok = savepoint.begin(&r.error) && group[i].job(m_db, &r.error) && savepoint.commit(&r.error);
+                r.ok = savepoint.begin(&r.error) && runJob(group[i], &r.error) && savepoint.commit(&r.error);
             }
             ran = i + 1;
             if (r.ok)

@@ -52,6 +52,7 @@ private:
     void postDrain();
     void drain();
     bool runNextUnit();
+    bool runJob(const StoreQueuedJob &job, QString *error);
     void runAlone(const StoreQueuedJob &job);
     void runGroup(std::vector<StoreQueuedJob> &group);
     bool transactionStillOpen();

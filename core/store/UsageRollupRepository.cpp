@@ -54,6 +54,7 @@ QList<UsageRollupRow> UsageRollupRepository::hourly(qint64 fromMs, qint64 toMs, 
 {
     QList<UsageRollupRow> rows;
     QSqlQuery q = m_db.query();
+    q.setForwardOnly(true); // a month is ~2,000 rows read once: Qt need not keep a copy of each
     if (!m_db.prepare(q,
                       QStringLiteral("SELECT hour_start_ms, account_id, requests, errors, tokens_input, tokens_cached, "
                                      "tokens_output, tokens_reasoning, tokens_total FROM usage_rollup_hourly "

@@ -42,7 +42,8 @@ QByteArray hostHeader(const QUrl &url, bool tls)
     return host;
 }
 
-QByteArray requestBytes(const UpstreamRequest &request, const QByteArray &method, bool tls)
+// The request head; the body follows it in a second write of the caller's own (shared) bytes.
+QByteArray requestHead(const UpstreamRequest &request, const QByteArray &method, bool tls)
 {
     QByteArray target = request.url.path(QUrl::FullyEncoded).toLatin1();
     if (target.isEmpty())
@@ -57,7 +58,7 @@ QByteArray requestBytes(const UpstreamRequest &request, const QByteArray &method
     if (!request.body.isEmpty() || method == "POST" || method == "PUT" || method == "PATCH")
         out += "Content-Length: " + QByteArray::number(request.body.size()) + "\r\n";
     out += "Accept-Encoding: identity\r\nConnection: keep-alive\r\n\r\n";
-    return out + request.body;
+    return out;
 }
 
 bool isEventStreamType(const QByteArray &contentType)
@@ -76,7 +77,8 @@ UpstreamCall::UpstreamCall(UpstreamClient *client, const UpstreamRequest &reques
 {
     const QByteArray method = request.method.toUpper();
     m_headRequest = method == "HEAD";
-    m_requestBytes = requestBytes(request, method, endpoint.tls);
+    m_requestHead = requestHead(request, method, endpoint.tls);
+    m_requestBody = request.body;
     m_http = std::make_unique<HttpResponseParser>(m_headRequest);
 }
 
@@ -168,7 +170,7 @@ void UpstreamCall::sendRequest()
 {
     if (m_done || !m_connection || !m_connection->isOpen())
         return;
-    m_connection->write(m_requestBytes);
+    m_connection->write(m_requestHead, m_requestBody);
 }
 
 void UpstreamCall::onWritten()
@@ -181,7 +183,9 @@ bool UpstreamCall::noteRequestSent()
 {
     if (std::exchange(m_requestSentSeen, true))
         return true;
-    m_requestBytes = QByteArray(); // only a retry before the first byte left would have needed it
+    // Only a retry before the first byte left would have needed them.
+    m_requestHead = QByteArray();
+    m_requestBody = QByteArray();
     const QPointer<UpstreamCall> self(this);
     emit requestSent();
     return self && !m_done;
@@ -270,8 +274,10 @@ void UpstreamCall::pump()
         // Headers are read even while paused; the body waits.
         if ((m_paused && m_headersSeen) || m_http->isComplete() || m_http->hasError())
             break;
-        if (m_connection->bytesAvailable() > 0) {
-            const QByteArray chunk = m_connection->read(readChunkBytes);
+        if (const qint64 available = m_connection->bytesAvailable(); available > 0) {
+            // Exactly what is there: read(n) allocates n bytes, and a parser holding a 300-byte event in a
+            // 16 KiB chunk would keep all of it for as long as the event waits.
+            const QByteArray chunk = m_connection->read(qMin(available, readChunkBytes));
             m_receivedAny = true;
             if (m_http->feed(chunk.constData(), chunk.size()) < chunk.size() && m_http->isComplete())
                 m_trailingBytes = true;

@@ -127,7 +127,8 @@ private:
     QUrl m_url;
     UpstreamEndpoint m_endpoint;
     QSslConfiguration m_tls;
-    QByteArray m_requestBytes;
+    QByteArray m_requestHead;
+    QByteArray m_requestBody; // shares the caller's bytes
     qint64 m_maxBodyBytes;
     UpstreamConnection *m_connection = nullptr;
     std::unique_ptr<HttpResponseParser> m_http;

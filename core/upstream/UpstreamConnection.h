@@ -63,7 +63,9 @@ public:
     qint64 idleMs() const { return m_idleSince.isValid() ? m_idleSince.elapsed() : 0; }
     void markIdle() { m_idleSince.start(); }
 
-    void write(const QByteArray &bytes);
+    // One request: head and body are handed to the socket as they are (Qt keeps a reference to each
+    // QByteArray instead of copying a large body into its write buffer; TLS encrypts from them).
+    void write(const QByteArray &head, const QByteArray &body);
     bool writtenAny() const { return m_writtenAny; }
     bool writtenAll() const;
 

@@ -91,6 +91,7 @@ private slots:
     void accumulatorIgnoresEventsAfterTerminal();
     void accumulatorTypeFromData();
     void accumulatorFeedsChatCompletion();
+    void accumulatorSummaryKeepsOnlyWhatTheLogNeeds();
 };
 
 void TestTranslateResponse::usageFull()
@@ -435,6 +436,35 @@ void TestTranslateResponse::accumulatorFeedsChatCompletion()
     const QJsonObject choice = c.value("choices"_L1).toArray().at(0).toObject();
     QCOMPARE(choice.value("message"_L1).toObject().value("content"_L1).toString(), u"pong"_s);
     QCOMPARE(c.value("usage"_L1).toObject(), parse(R"({"prompt_tokens":4,"completion_tokens":1,"total_tokens":5})"));
+}
+
+void TestTranslateResponse::accumulatorSummaryKeepsOnlyWhatTheLogNeeds()
+{
+    // A pass-through stream keeps id, status, usage and error; the echoed request and the output stay out.
+    sy::ResponseAccumulator acc;
+    acc.setSummaryOnly(true);
+    const QString instructions(20000, QLatin1Char('x'));
+    QJsonObject created{{u"id"_s, u"resp_s"_s}, {u"status"_s, u"in_progress"_s}, {u"instructions"_s, instructions},
+                        {u"output"_s, QJsonArray()}};
+    acc.onEvent("response.created", terminalEvent("response.created", created));
+    QCOMPARE(acc.responseId(), u"resp_s"_s);
+    QVERIFY(!acc.response().contains("instructions"_L1));
+    acc.onEvent("response.output_item.done",
+                QJsonObject{{u"output_index"_s, 0}, {u"item"_s, messageItem("msg_1", "hello")}});
+    QJsonObject completed = created;
+    completed.insert(u"status"_s, u"completed"_s);
+    completed.insert(u"output"_s, QJsonArray{messageItem("msg_1", "hello")});
+    completed.insert(u"usage"_s,
+                     QJsonObject{{u"input_tokens"_s, 10}, {u"output_tokens"_s, 3}, {u"total_tokens"_s, 13}});
+    acc.onEvent("response.completed", terminalEvent("response.completed", completed));
+    QVERIFY(acc.terminal());
+    QCOMPARE(acc.status(), u"completed"_s);
+    QCOMPARE(acc.usage().total, Opt(13));
+    QCOMPARE(acc.responseId(), u"resp_s"_s);
+    const QJsonObject kept = acc.response();
+    QVERIFY(!kept.contains("instructions"_L1));
+    QCOMPARE(kept.value("output"_L1).toArray().size(), 0); // neither the final output nor the rebuilt one
+    QCOMPARE(QJsonDocument(kept).toJson(QJsonDocument::Compact).size() < 200, true);
 }
 
 QTEST_GUILESS_MAIN(TestTranslateResponse)

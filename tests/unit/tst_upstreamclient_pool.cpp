@@ -208,19 +208,18 @@ void TestUpstreamClientPool::staleIdleConnectionIsReplacedTransparently()
 
 void TestUpstreamClientPool::reusedConnectionResetBeforeTheRequestLeftIsReplaced()
 {
-    // The pooled connection looked fine when the call took it, but the upstream reset it before the kernel
-    // took a byte of the request: the upstream cannot have seen it, so a new connection carries it.
+    // The upstream reset the pooled connection while it sat idle, and Qt has not noticed yet. The call
+    // that takes it must find out before any byte of its request reached the upstream (the pool's check,
+    // or the send itself failing: a plain connection hands the request to the kernel at once) and carry the
+    // request on a new connection.
     RawHttpServer server;
     UpstreamClient client;
     Recorder first(client.start(post(server.url("/a"))));
     completeCall(server, first, 0);
-    QTcpSocket *pooled = server.requests[0].socket;
+    resetConnection(server.requests[0].socket);
+    QThread::msleep(50); // the reset reaches the client's kernel, not (yet) Qt
+    QCOMPARE(client.idleConnections(), 1);
     Recorder second(client.start(post(server.url("/b"))));
-    // Runs right after the call took the pooled connection and queued its request, before Qt writes it out.
-    QTimer::singleShot(0, this, [pooled] {
-        resetConnection(pooled);
-        QThread::msleep(50);
-    });
     completeCall(server, second, 1);
     QCOMPARE(second.connecting, 1);
     QCOMPARE(second.order, QStringList({"connecting", "sent", "headers", "body", "finished"}));

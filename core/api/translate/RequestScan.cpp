@@ -15,14 +15,13 @@ QString toQString(std::string_view v)
     return QString::fromUtf8(v.data(), qsizetype(v.size()));
 }
 
-} // namespace
+// A DOM parser keeps buffers of about 14 times the largest document it has parsed (tape, strings, indexes).
+constexpr qsizetype kReusedParserMaxBytes = 256 * 1024;
 
-std::optional<ResponsesScan> scanResponsesRequest(const QByteArray &body)
+std::optional<ResponsesScan> scanWith(simdjson::dom::parser &parser, const QByteArray &body)
 {
     using namespace simdjson;
-    // One parser per thread: its buffers are reused from request to request. The DOM parser picks the best
-    // kernel for this CPU at run time and validates the whole document.
-    thread_local dom::parser parser;
+    // The DOM parser picks the best kernel for this CPU at run time and validates the whole document.
     const padded_string padded(body.constData(), size_t(body.size()));
     dom::object object;
     if (parser.parse(padded).get(object) != SUCCESS)
@@ -54,6 +53,21 @@ std::optional<ResponsesScan> scanResponsesRequest(const QByteArray &body)
         }
     }
     return scan;
+}
+
+} // namespace
+
+std::optional<ResponsesScan> scanResponsesRequest(const QByteArray &body)
+{
+    // One parser per thread for the usual bodies: its buffers are reused from request to request. A larger
+    // body gets a parser of its own, so one 10 MiB upload does not leave ~140 MiB of buffers (a good part
+    // of it resident) with the thread for the rest of its life.
+    if (body.size() > kReusedParserMaxBytes) {
+        simdjson::dom::parser once;
+        return scanWith(once, body);
+    }
+    thread_local simdjson::dom::parser parser;
+    return scanWith(parser, body);
 }
 
 } // namespace sy

@@ -13,16 +13,18 @@ void ResponseAccumulator::onEvent(const QByteArray &type, const QJsonObject &dat
     const QString t = type.isEmpty() ? data.value("type"_L1).toString() : QString::fromLatin1(type);
 
     if (t == "response.output_item.done"_L1) {
+        if (m_summaryOnly)
+            return;
         const QJsonValue index = data.value("output_index"_L1);
         // Without an index the item goes after everything seen so far, i.e. in arrival order.
         const int at = index.isDouble() ? index.toInt() : (m_doneItems.isEmpty() ? 0 : m_doneItems.lastKey() + 1);
         m_doneItems.insert(at, data.value("item"_L1).toObject());
     } else if (t == "response.created"_L1 || t == "response.in_progress"_L1) {
         if (data.value("response"_L1).isObject())
-            m_response = data.value("response"_L1).toObject();
+            m_response = kept(data.value("response"_L1).toObject());
     } else if (t == "response.completed"_L1 || t == "response.incomplete"_L1 || t == "response.failed"_L1) {
         m_terminal = true;
-        m_response = data.value("response"_L1).toObject();
+        m_response = kept(data.value("response"_L1).toObject());
         if (!m_response.value("status"_L1).isString())
             m_response.insert(u"status"_s, t.mid(int(qstrlen("response."))));
         if (t == "response.failed"_L1)
@@ -40,6 +42,19 @@ void ResponseAccumulator::onEvent(const QByteArray &type, const QJsonObject &dat
         m_response.insert(u"status"_s, u"failed"_s);
         m_response.insert(u"error"_s, m_error);
     }
+}
+
+QJsonObject ResponseAccumulator::kept(const QJsonObject &response) const
+{
+    if (!m_summaryOnly)
+        return response;
+    QJsonObject summary;
+    for (const QLatin1String key : {"id"_L1, "status"_L1, "usage"_L1, "error"_L1, "incomplete_details"_L1}) {
+        const auto it = response.constFind(key);
+        if (it != response.constEnd())
+            summary.insert(key, *it);
+    }
+    return summary;
 }
 
 QString ResponseAccumulator::status() const

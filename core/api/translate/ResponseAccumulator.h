@@ -19,6 +19,10 @@ namespace sy {
 class ResponseAccumulator
 {
 public:
+    // Summary only: keep the response's id, status, usage and error, never its output or echoed request
+    // fields. For sinks that pass the stream through and need the accumulator only for the request log.
+    void setSummaryOnly(bool summaryOnly) { m_summaryOnly = summaryOnly; }
+
     // `type` is the SSE event name; when empty, data["type"] is used.
     void onEvent(const QByteArray &type, const QJsonObject &data);
 
@@ -27,7 +31,8 @@ public:
     // "completed", "incomplete", "failed", or "" before any terminal event.
     QString status() const;
     // The final response object, `output` rebuilt if needed. Before a terminal event: the last response
-    // object seen (response.created / in_progress), with the items finished so far as `output`.
+    // object seen (response.created / in_progress), with the items finished so far as `output`. In summary
+    // mode only the summary fields, with an empty `output`.
     QJsonObject response() const;
     // The failure: a failed response's `error`, or the data of an `error` event; empty otherwise.
     QJsonObject error() const { return m_error; }
@@ -36,6 +41,9 @@ public:
     QString responseId() const { return m_response.value(QLatin1String("id")).toString(); }
 
 private:
+    QJsonObject kept(const QJsonObject &response) const;
+
+    bool m_summaryOnly = false;
     QJsonObject m_response;
     QMap<int, QJsonObject> m_doneItems; // output_index -> finished item
     QJsonObject m_error;

@@ -1,0 +1,140 @@
+// The statement cache of Database (SQLite): inside a StatementScope a statement is compiled once per connection
+// and handed out again in later scopes, a statement still in use is never handed out twice, the end of a scope
+// resets what it handed out (no read snapshot stays open on the connection), and closing the database drops
+// the cached statements before the connection goes.
+#include "store/Database.h"
+
+#include <QRegularExpression>
+#include <QSqlQuery>
+#include <QSqlResult>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sy;
+
+namespace {
+
+const QString kSelectOne = QStringLiteral("SELECT v FROM t WHERE k = ?");
+
+bool fillTable(Database &db, QString *error)
+{
+    return db.exec(QStringLiteral("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)"), error) &&
+           db.exec(QStringLiteral("INSERT INTO t (k, v) VALUES (1, 'one'), (2, 'two'), (3, 'three')"), error);
+}
+
+QString readOne(Database &db, int k, QString *error)
+{
+    QSqlQuery q = db.query();
+    if (!db.prepare(q, kSelectOne, error))
+        return {};
+    q.addBindValue(k);
+    if (!db.exec(q, error) || !q.next())
+        return {};
+    return q.value(0).toString();
+}
+
+} // namespace
+
+class TestStoreStatements : public QObject
+{
+    Q_OBJECT
+private slots:
+    void scopesReuseCompiledStatements()
+    {
+        QTemporaryDir dir;
+        QString error;
+        // Removing a connection that cached queries still use would warn (and leave them dangling).
+        QTest::failOnWarning(QRegularExpression(QStringLiteral("still in use")));
+        Database db;
+        QVERIFY2(db.open(dir.filePath(QStringLiteral("s.sqlite")), &error), qPrintable(error));
+        QVERIFY2(fillTable(db, &error), qPrintable(error));
+        const qsizetype before = db.cachedStatementCount();
+
+        const QSqlResult *first = nullptr;
+        {
+            Database::StatementScope scope(db);
+            QSqlQuery q = db.query();
+            QVERIFY(db.prepare(q, kSelectOne, &error));
+            first = q.result();
+            q.addBindValue(2);
+            QVERIFY(db.exec(q, &error) && q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("two"));
+        }
+        QCOMPARE(db.cachedStatementCount(), before + 1);
+        {
+            Database::StatementScope scope(db);
+            QSqlQuery q = db.query();
+            QVERIFY(db.prepare(q, kSelectOne, &error));
+            QCOMPARE(q.result(), first); // the same compiled statement, bound anew
+            q.addBindValue(3);
+            QVERIFY(db.exec(q, &error) && q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("three"));
+        }
+        // Outside a scope nothing is cached or handed out from the cache.
+        QSqlQuery outside = db.query();
+        QVERIFY(db.prepare(outside, kSelectOne, &error));
+        QVERIFY(outside.result() != first);
+        outside = QSqlQuery();
+        QCOMPARE(db.cachedStatementCount(), before + 1);
+        db.close();
+        QCOMPARE(db.cachedStatementCount(), 0);
+    }
+
+    void aStatementInUseIsNotHandedOutAgain()
+    {
+        QTemporaryDir dir;
+        QString error;
+        Database db;
+        QVERIFY2(db.open(dir.filePath(QStringLiteral("s.sqlite")), &error), qPrintable(error));
+        QVERIFY2(fillTable(db, &error), qPrintable(error));
+        const QString all = QStringLiteral("SELECT k FROM t ORDER BY k");
+        Database::StatementScope scope(db);
+        QSqlQuery outer = db.query();
+        QVERIFY(db.prepare(outer, all, &error) && db.exec(outer, &error));
+        QList<int> seen;
+        int innerRows = 0;
+        while (outer.next()) {
+            seen << outer.value(0).toInt();
+            // The same SQL while `outer` is still being read: it must not be reset under the outer loop.
+            QSqlQuery inner = db.query();
+            QVERIFY(db.prepare(inner, all, &error) && db.exec(inner, &error));
+            QVERIFY(inner.result() != outer.result());
+            while (inner.next())
+                ++innerRows;
+        }
+        QCOMPARE(seen, QList<int>({1, 2, 3}));
+        QCOMPARE(innerRows, 9);
+    }
+
+    void aScopeLeavesNoReadSnapshotOpen()
+    {
+        QTemporaryDir dir;
+        QString error;
+        const QString path = dir.filePath(QStringLiteral("s.sqlite"));
+        Database a;
+        Database b;
+        QVERIFY2(a.open(path, &error), qPrintable(error));
+        QVERIFY2(fillTable(a, &error), qPrintable(error));
+        QVERIFY2(b.open(path, &error), qPrintable(error));
+        {
+            Database::StatementScope scope(a);
+            // One row read of a statement that has more to give would keep SQLite's read transaction open.
+            QSqlQuery q = a.query();
+            QVERIFY(a.prepare(q, QStringLiteral("SELECT v FROM t ORDER BY k"), &error) && a.exec(q, &error));
+            QVERIFY(q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("one"));
+        }
+        // Another connection (another process, in production) commits a change.
+        QVERIFY2(b.exec(QStringLiteral("UPDATE t SET v = 'uno' WHERE k = 1"), &error), qPrintable(error));
+        // a sees it, and can still take the write lock: its cached statement holds no stale snapshot.
+        QCOMPARE(readOne(a, 1, &error), QStringLiteral("uno"));
+        Transaction tx(a);
+        QVERIFY2(tx.begin(&error), qPrintable(error));
+        QVERIFY2(a.exec(QStringLiteral("UPDATE t SET v = 'eins' WHERE k = 1"), &error), qPrintable(error));
+        QVERIFY2(tx.commit(&error), qPrintable(error));
+        QCOMPARE(readOne(b, 1, &error), QStringLiteral("eins"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStoreStatements)
+#include "tst_store_statements.moc"
