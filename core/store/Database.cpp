@@ -195,7 +195,8 @@ void Database::clearStatements()
     m_statements.clear();
 }
 
-Database::StatementScope::StatementScope(Database &db) : m_db(db), m_mark(db.m_statementsInUse.size())
+Database::StatementScope::StatementScope(Database &db)
+    : m_db(db), m_mark(db.m_statementsInUse.size()), m_failuresAtStart(db.m_failures)
 {
     ++m_db.m_statementScopes;
 }
@@ -203,13 +204,21 @@ Database::StatementScope::StatementScope(Database &db) : m_db(db), m_mark(db.m_s
 Database::StatementScope::~StatementScope()
 {
     --m_db.m_statementScopes;
+    // A statement may leave a failed job with values bound but never executed (an injected or real failure
+    // between its binds and its exec, e.g. a BEGIN that failed): Qt appends further positional binds after
+    // those, so its next use would fail with "Parameter count mismatch". After any failure the scope's
+    // statements are dropped and compiled afresh next time; failures are rare, compiling is cheap then.
+    const bool failed = m_db.m_failures != m_failuresAtStart;
     // close() may have emptied the list under an open scope.
     while (m_db.m_statementsInUse.size() > m_mark) {
         const auto it = m_db.m_statements.find(m_db.m_statementsInUse.takeLast());
         if (it == m_db.m_statements.end())
             continue;
         it->second.query.finish();
-        it->second.inUse = false;
+        if (failed)
+            m_db.m_statements.erase(it);
+        else
+            it->second.inUse = false;
     }
 }
 
@@ -513,6 +522,7 @@ bool Database::isBusy(const QSqlError &error) const
 
 void Database::noteFailure(const QSqlError &error)
 {
+    ++m_failures;
     if (m_dialect == Dialect::Postgres && m_transactionDepth > 0 && m_abortedBy.isEmpty())
         m_abortedBy = error.text().trimmed();
     if (!isStorageFailure(error, m_dialect))

@@ -99,6 +99,7 @@ public:
     private:
         Database &m_db;
         qsizetype m_mark;
+        quint64 m_failuresAtStart;
     };
     // Statements compiled and kept by the cache (tests).
     qsizetype cachedStatementCount() const { return qsizetype(m_statements.size()); }
@@ -169,6 +170,7 @@ private:
     std::unordered_map<QString, CachedStatement> m_statements;
     QList<QString> m_statementsInUse; // handed out in the open scopes, in order
     int m_statementScopes = 0;
+    quint64 m_failures = 0; // every noted failure; a scope that saw one drops its statements (see StatementScope)
     Dialect m_dialect = Dialect::Sqlite;
     OpenMode m_mode = OpenMode::ReadWrite;
     bool m_writable = false;

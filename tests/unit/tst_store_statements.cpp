@@ -134,6 +134,39 @@ private slots:
         QVERIFY2(tx.commit(&error), qPrintable(error));
         QCOMPARE(readOne(b, 1, &error), QStringLiteral("eins"));
     }
+    // A job that bound values and then failed before its exec (the store went away between the two) must not
+    // leave them on the cached statement: Qt would append the next job's binds after them and every later use
+    // of that statement would fail with "Parameter count mismatch" (request-log rows lost for good after an
+    // outage, seen in tst_store_unavailable).
+    void aFailedScopeLeavesNoStaleBindings()
+    {
+        QTemporaryDir dir;
+        QString error;
+        Database db;
+        QVERIFY2(db.open(dir.filePath(QStringLiteral("s.sqlite")), &error), qPrintable(error));
+        QVERIFY2(fillTable(db, &error), qPrintable(error));
+        const QString insert = QStringLiteral("INSERT INTO t (k, v) VALUES (?, ?)");
+        {
+            Database::StatementScope scope(db);
+            QSqlQuery q = db.query();
+            QVERIFY(db.prepare(q, insert, &error));
+            q.addBindValue(10);
+            q.addBindValue(QStringLiteral("ten"));
+            // Fails before q runs, the way a BEGIN fails on a full disk.
+            QVERIFY(!db.exec(QStringLiteral("SELECT * FROM no_such_table"), &error));
+        }
+        for (int k = 11; k <= 12; ++k) {
+            Database::StatementScope scope(db);
+            QSqlQuery q = db.query();
+            QVERIFY(db.prepare(q, insert, &error));
+            q.addBindValue(k);
+            q.addBindValue(QStringLiteral("v%1").arg(k));
+            QVERIFY2(db.exec(q, &error), qPrintable(error));
+        }
+        QCOMPARE(readOne(db, 11, &error), QStringLiteral("v11"));
+        QCOMPARE(readOne(db, 12, &error), QStringLiteral("v12"));
+        QVERIFY(readOne(db, 10, &error).isEmpty());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestStoreStatements)
