@@ -357,7 +357,8 @@ private slots:
         for (int i = 0; i < window.tabs()->count(); ++i)
             names << window.tabs()->widget(i)->objectName();
         QCOMPARE(names, QStringList(
-                            {"overviewPage", "accountsPage", "livePage", "usagePage", "requestsPage", "settingsPage"}));
+                            {"overviewPage", "accountsPage", "livePage", "usagePage", "requestsPage", "apiKeysPage",
+                             "settingsPage"}));
     }
 
     void embeddedChineseTranslationApplies()
