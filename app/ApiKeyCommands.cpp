@@ -1,7 +1,6 @@
 // `switchyard apikeys create|list|revoke`: keys for clients of a non-loopback listen address (docs/SECURITY.md).
 #include "CliSupport.h"
 #include "Commands.h"
-
 #include "apikeys/ApiKey.h"
 #include "apikeys/ApiKeyAdmin.h"
 #include "store/ApiKeyRepository.h"
@@ -70,9 +69,10 @@ int listKeys(Database &db, const CommandLine &cl)
         return fail(QStringLiteral("cannot read the API keys: ") + error);
     QJsonArray rows;
     QStringList lines;
-    lines << padded(QStringLiteral("ID"), 16) + padded(QStringLiteral("NAME"), 16) + padded(QStringLiteral("STATE"), 8) +
-                 padded(QStringLiteral("CREATED"), 24) + padded(QStringLiteral("EXPIRES"), 24) +
-                 padded(QStringLiteral("LAST USED"), 24) + QStringLiteral("TOKENS USED/LIMIT");
+    lines << padded(QStringLiteral("ID"), 16) + padded(QStringLiteral("NAME"), 16) +
+                 padded(QStringLiteral("STATE"), 8) + padded(QStringLiteral("CREATED"), 24) +
+                 padded(QStringLiteral("EXPIRES"), 24) + padded(QStringLiteral("LAST USED"), 24) +
+                 QStringLiteral("TOKENS USED/LIMIT");
     for (const ApiKeyListing &listing : *keys) {
         const ApiKeyRecord &k = listing.record;
         const std::optional<qint64> &used = listing.tokensUsedInWindow;
@@ -86,7 +86,8 @@ int listKeys(Database &db, const CommandLine &cl)
             {QStringLiteral("revoked_at"), optTime(k.revokedAtMs)},
             {QStringLiteral("last_used_at"), optTime(k.lastUsedMs)},
             {QStringLiteral("limit_tokens"), k.limitTokens ? QJsonValue(double(*k.limitTokens)) : QJsonValue()},
-            {QStringLiteral("limit_window"), k.limitWindowS ? QJsonValue(limitWindowText(*k.limitWindowS)) : QJsonValue()},
+            {QStringLiteral("limit_window"),
+             k.limitWindowS ? QJsonValue(limitWindowText(*k.limitWindowS)) : QJsonValue()},
             {QStringLiteral("tokens_used_in_window"), used ? QJsonValue(double(*used)) : QJsonValue()},
         });
         lines << padded(k.id, 16) + padded(k.name.isEmpty() ? QStringLiteral("-") : k.name, 16) + padded(state, 8) +

@@ -22,7 +22,8 @@ struct ApiKeyRequest
     std::optional<QString> limitWindow; // parseLimitWindow() spelling
 };
 
-// The limit windows offered by name: the CLI's usage text and the dashboard's choice.
+// The limit windows the dashboard offers (the CLI's usage text names the same; it accepts any
+// parseLimitWindow() spelling, and so does apiKeyRecordFor()).
 QStringList apiKeyWindowChoices();
 
 // The record `request` describes, created at `nowMs` (no id yet); nullopt with *error naming the bad field.

@@ -56,8 +56,7 @@ QString cell(const QAbstractItemModel *m, int row, int column)
     return m->index(row, column).data().toString();
 }
 
-template <typename T>
-T *child(QObject *parent, const char *name)
+template <typename T> T *child(QObject *parent, const char *name)
 {
     return parent ? parent->findChild<T *>(QLatin1String(name)) : nullptr;
 }
@@ -85,9 +84,9 @@ class TestDashboardApiKeys : public QObject
         if (!client.connectTo(m_proxy.port(), QHostAddress(QHostAddress::LocalHost)))
             return {};
         const QByteArray body = codexBody(QStringLiteral("ECHO: keyed"));
-        QByteArray r = "POST /backend-api/codex/responses HTTP/1.1\r\nHost: 127.0.0.1:" +
-                       QByteArray::number(m_proxy.port()) + "\r\nContent-Type: application/json\r\nContent-Length: " +
-                       QByteArray::number(body.size()) + "\r\n";
+        QByteArray r =
+            "POST /backend-api/codex/responses HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(m_proxy.port()) +
+            "\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n";
         if (!key.isEmpty())
             r += "Authorization: Bearer " + key.toLatin1() + "\r\n";
         client.send(r + "\r\n" + body);
@@ -97,7 +96,9 @@ class TestDashboardApiKeys : public QObject
 
     QJsonArray cliKeys() const
     {
-        return m_proxy.cli({QStringLiteral("apikeys"), QStringLiteral("list"), QStringLiteral("--json")}).json().array();
+        return m_proxy.cli({QStringLiteral("apikeys"), QStringLiteral("list"), QStringLiteral("--json")})
+            .json()
+            .array();
     }
 
     QByteArray databaseBytes() const
@@ -158,7 +159,8 @@ private slots:
         QVERIFY2(page->requirementText().contains(QLatin1String("require_api_key is set")),
                  qPrintable(page->requirementText()));
         QCOMPARE(page->keysRequired(), std::optional<bool>(true));
-        QVERIFY2(page->requirementText().contains(QLatin1String("No key is active")), qPrintable(page->requirementText()));
+        QVERIFY2(page->requirementText().contains(QLatin1String("No key is active")),
+                 qPrintable(page->requirementText()));
         RawResponse r = turn({});
         QCOMPARE(r.status, 401);
         QCOMPARE(errorCode(r), QStringLiteral("missing_api_key"));
@@ -177,9 +179,10 @@ private slots:
         QTest::mouseClick(child<QPushButton>(create, "apiKeyCreateOk"), Qt::LeftButton);
         QVERIFY(create->isVisible());
         QVERIFY2(create->error().contains(QLatin1String("token limit")), qPrintable(create->error()));
-        const CliResult refused = m_proxy.cli({QStringLiteral("apikeys"), QStringLiteral("create"), QStringLiteral("--name"),
-                                               QStringLiteral("dashboard"), QStringLiteral("--limit-tokens"),
-                                               QStringLiteral("0"), QStringLiteral("--limit-window"), QStringLiteral("1d")});
+        const CliResult refused =
+            m_proxy.cli({QStringLiteral("apikeys"), QStringLiteral("create"), QStringLiteral("--name"),
+                         QStringLiteral("dashboard"), QStringLiteral("--limit-tokens"), QStringLiteral("0"),
+                         QStringLiteral("--limit-window"), QStringLiteral("1d")});
         QCOMPARE(refused.exitCode, 1);
         const QString reason = create->error().section(QStringLiteral(": "), 1);
         QVERIFY(!reason.isEmpty());
@@ -197,10 +200,11 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(page->shownDialog(), 10000);
         ShownApiKeyDialog *shown = page->shownDialog();
         QVERIFY(shown->isVisible());
-        QVERIFY(child<QLabel>(shown, "apiKeyShownWarning")->text().contains(QLatin1String("you will not see it again")));
+        QVERIFY(
+            child<QLabel>(shown, "apiKeyShownWarning")->text().contains(QLatin1String("you will not see it again")));
         auto *edit = child<QLineEdit>(shown, "apiKeyShownEdit");
         QVERIFY(edit->isReadOnly());
-        const QString sharedWithWidget = edit->text(); // shares the widget's buffer
+        const QString sharedWithWidget = edit->text();                            // shares the widget's buffer
         const QString key(sharedWithWidget.constData(), sharedWithWidget.size()); // a deep copy for the test
         QVERIFY2(QRegularExpression(QStringLiteral("^sy-[A-Za-z0-9_-]{43}$")).match(key).hasMatch(), qPrintable(key));
         QApplication::clipboard()->clear();
@@ -222,7 +226,8 @@ private slots:
         QCOMPARE(row.value(QLatin1String("limit_tokens")).toInteger(), 1000000);
         QCOMPARE(row.value(QLatin1String("limit_window")).toString(), QStringLiteral("1d"));
         const qint64 expires =
-            QDateTime::fromString(row.value(QLatin1String("expires_at")).toString(), Qt::ISODateWithMs).toMSecsSinceEpoch();
+            QDateTime::fromString(row.value(QLatin1String("expires_at")).toString(), Qt::ISODateWithMs)
+                .toMSecsSinceEpoch();
         QVERIFY(qAbs(expires - QDateTime::currentMSecsSinceEpoch() - 30LL * 86400 * 1000) < 600 * 1000);
         ApiKeysModel *model = page->model();
         QTRY_COMPARE(model->rowCount(), 1);
@@ -284,8 +289,8 @@ private slots:
         // "Yes": revoked in the store, shown as revoked, and the running proxy refuses the key from now on.
         page->setConfirm([](const QString &) { return true; });
         QTest::mouseClick(revoke, Qt::LeftButton);
-        QTRY_COMPARE_WITH_TIMEOUT(model->index(0, 0).data(ApiKeysModel::StateRole).toString(), QStringLiteral("revoked"),
-                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->index(0, 0).data(ApiKeysModel::StateRole).toString(),
+                                  QStringLiteral("revoked"), 10000);
         QCOMPARE(cell(model, 0, ApiKeysModel::State), QStringLiteral("Revoked"));
         QVERIFY(!revoke->isEnabled());
         QCOMPARE(cliKeys().first().toObject().value(QLatin1String("state")).toString(), QStringLiteral("revoked"));
@@ -320,7 +325,8 @@ private slots:
         page.hide();
         page.show(); // showing the page reads the file again
         QCOMPARE(page.keysRequired(), std::optional<bool>(false));
-        QVERIFY2(page.requirementText().startsWith(QLatin1String("No API key is needed: the proxy listens on 127.0.0.1:2455")),
+        QVERIFY2(page.requirementText().startsWith(
+                     QLatin1String("No API key is needed: the proxy listens on 127.0.0.1:2455")),
                  qPrintable(page.requirementText()));
         QVERIFY(writeFile(configFile, "{\"require_api_key\": true}"));
         page.hide();
@@ -343,9 +349,10 @@ private slots:
         QVERIFY(!page.requirementText().contains(QLatin1String("configuration file")));
         fakeStatus.setStatus({{QStringLiteral("listen"), QStringLiteral("192.168.1.5:2455")},
                               {QStringLiteral("api_keys_required"), true}});
-        QTRY_VERIFY(page.requirementText().contains(QLatin1String("192.168.1.5:2455, which other computers can reach")));
-        fakeStatus.setStatus({{QStringLiteral("listen"), QStringLiteral("::1:2455")},
-                              {QStringLiteral("api_keys_required"), true}});
+        QTRY_VERIFY(
+            page.requirementText().contains(QLatin1String("192.168.1.5:2455, which other computers can reach")));
+        fakeStatus.setStatus(
+            {{QStringLiteral("listen"), QStringLiteral("::1:2455")}, {QStringLiteral("api_keys_required"), true}});
         QTRY_VERIFY(page.requirementText().contains(QLatin1String("require_api_key is set")));
         QVERIFY(page.requirementText().contains(QLatin1String("No key is active")));
         status.stop();

@@ -9,9 +9,7 @@
 
 namespace sy::ui {
 
-ApiKeysModel::ApiKeysModel(QObject *parent) : QAbstractTableModel(parent)
-{
-}
+ApiKeysModel::ApiKeysModel(QObject *parent) : QAbstractTableModel(parent) {}
 
 void ApiKeysModel::setListing(const QList<ApiKeyListing> &keys)
 {

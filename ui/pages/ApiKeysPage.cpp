@@ -209,8 +209,8 @@ void ApiKeysPage::updateRequirement()
     if (*m_required && m_model->activeCount() == 0)
         text += QLatin1Char(' ') + tr("No key is active: every proxy request is refused until you create one.");
     if (!fromProxy)
-        text += QLatin1Char(' ') +
-                tr("(From the configuration file %1: the proxy does not answer.)").arg(m_config.path());
+        text +=
+            QLatin1Char(' ') + tr("(From the configuration file %1: the proxy does not answer.)").arg(m_config.path());
     m_requirement->setText(text);
 }
 

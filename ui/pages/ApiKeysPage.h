@@ -29,8 +29,8 @@ class ApiKeysPage : public QWidget
 {
     Q_OBJECT
 public:
-    ApiKeysPage(StoreClient *store, StatusPoller *status, const QString &configPath,
-                const QHash<QString, QString> &env, QWidget *parent = nullptr);
+    ApiKeysPage(StoreClient *store, StatusPoller *status, const QString &configPath, const QHash<QString, QString> &env,
+                QWidget *parent = nullptr);
 
     ApiKeysModel *model() const { return m_model; }
     QTableView *view() const { return m_view; }
