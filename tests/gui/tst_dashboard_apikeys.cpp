@@ -282,7 +282,6 @@ private slots:
         QCOMPARE(questions.size(), 1);
         QVERIFY2(questions.first().contains(id) && questions.first().contains(QLatin1String("dashboard")),
                  qPrintable(questions.first()));
-        QTest::qWait(300);
         QCOMPARE(cliKeys().first().toObject().value(QLatin1String("state")).toString(), QStringLiteral("active"));
         QCOMPARE(turn(key).status, 200);
 
