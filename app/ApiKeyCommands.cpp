@@ -1,8 +1,8 @@
 // `switchyard apikeys create|list|revoke`: keys for clients of a non-loopback listen address (docs/SECURITY.md).
 #include "CliSupport.h"
 #include "Commands.h"
-
 #include "apikeys/ApiKey.h"
+#include "apikeys/ApiKeyAdmin.h"
 #include "store/ApiKeyRepository.h"
 #include "util/Ids.h"
 
@@ -30,45 +30,18 @@ int createKey(Database &db, const CommandLine &cl)
 {
     if (cl.words.size() != 2)
         return fail(QStringLiteral("apikeys create takes no arguments besides its options"));
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    ApiKeyRecord key;
-    key.createdAtMs = now;
-    if (cl.name) {
-        key.name = cl.name->trimmed();
-        if (key.name.isEmpty() || key.name.size() > 64 ||
-            std::any_of(key.name.cbegin(), key.name.cend(), [](QChar c) { return !c.isPrint(); }))
-            return fail(QStringLiteral("--name must be 1 to 64 printable characters"));
-    }
-    if (cl.expiresDays) {
-        bool ok = false;
-        const int days = cl.expiresDays->toInt(&ok);
-        if (!ok || days < 1 || days > 3650)
-            return fail(QStringLiteral("--expires must be a number of days from 1 to 3650"));
-        key.expiresAtMs = now + qint64(days) * 86400 * 1000;
-    }
-    if (cl.limitTokens.has_value() != cl.limitWindow.has_value())
-        return fail(QStringLiteral("--limit-tokens and --limit-window go together"));
-    if (cl.limitTokens) {
-        bool ok = false;
-        const qint64 tokens = cl.limitTokens->toLongLong(&ok);
-        if (!ok || tokens < 1 || tokens > 1000000000000LL)
-            return fail(QStringLiteral("--limit-tokens must be a number from 1 to 1000000000000"));
-        QString why;
-        const std::optional<qint64> window = parseLimitWindow(*cl.limitWindow, &why);
-        if (!window)
-            return fail(QStringLiteral("--limit-window: ") + why);
-        key.limitTokens = tokens;
-        key.limitWindowS = window;
-    }
-    const NewApiKey made = generateApiKey();
-    key.id = made.id;
+    // The dashboard's create dialog goes through the same validation and store write (apikeys/ApiKeyAdmin).
+    const ApiKeyRequest request{cl.name, cl.expiresDays, cl.limitTokens, cl.limitWindow};
     QString error;
-    if (!ApiKeyRepository(db).insert(key, made.hash, &error))
-        return fail(QStringLiteral("cannot store the API key: ") + error);
+    std::optional<IssuedApiKey> issued = issueApiKey(db, request, QDateTime::currentMSecsSinceEpoch(), &error);
+    if (!issued)
+        return fail(QStringLiteral("apikeys create: ") + error);
+    const ApiKeyRecord &key = issued->record;
+    const QString secret = QString::fromLatin1(issued->secret);
     if (cl.json) {
         printJson(QJsonDocument(QJsonObject{
             {QStringLiteral("id"), key.id},
-            {QStringLiteral("key"), made.secret},
+            {QStringLiteral("key"), secret},
             {QStringLiteral("name"), key.name.isEmpty() ? QJsonValue() : QJsonValue(key.name)},
             {QStringLiteral("expires_at"), optTime(key.expiresAtMs)},
             {QStringLiteral("limit_tokens"), key.limitTokens ? QJsonValue(double(*key.limitTokens)) : QJsonValue()},
@@ -77,7 +50,7 @@ int createKey(Database &db, const CommandLine &cl)
         }));
         return ExitOk;
     }
-    out(made.secret);
+    out(secret);
     out(QStringLiteral("API key %1 created%2%3%4. It is shown only this once: store it now. Clients send it as "
                        "\"Authorization: Bearer <key>\".")
             .arg(key.id, key.name.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(key.name),
@@ -90,25 +63,20 @@ int listKeys(Database &db, const CommandLine &cl)
 {
     if (cl.words.size() != 2)
         return fail(QStringLiteral("apikeys list takes no arguments"));
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
     QString error;
-    ApiKeyRepository repo(db);
-    const QList<ApiKeyRecord> keys = repo.list(&error);
-    if (!error.isEmpty())
+    const std::optional<QList<ApiKeyListing>> keys = listApiKeys(db, QDateTime::currentMSecsSinceEpoch(), &error);
+    if (!keys)
         return fail(QStringLiteral("cannot read the API keys: ") + error);
     QJsonArray rows;
     QStringList lines;
-    lines << padded(QStringLiteral("ID"), 16) + padded(QStringLiteral("NAME"), 16) + padded(QStringLiteral("STATE"), 8) +
-                 padded(QStringLiteral("CREATED"), 24) + padded(QStringLiteral("EXPIRES"), 24) +
-                 padded(QStringLiteral("LAST USED"), 24) + QStringLiteral("TOKENS USED/LIMIT");
-    for (const ApiKeyRecord &k : keys) {
-        std::optional<qint64> used;
-        if (k.limitWindowS) {
-            used = repo.tokensUsedSince(k.id, now - *k.limitWindowS * 1000, &error);
-            if (!used)
-                return fail(QStringLiteral("cannot read the API keys' usage: ") + error);
-        }
-        const QString state = ApiKeyRecord::stateName(k.state(now));
+    lines << padded(QStringLiteral("ID"), 16) + padded(QStringLiteral("NAME"), 16) +
+                 padded(QStringLiteral("STATE"), 8) + padded(QStringLiteral("CREATED"), 24) +
+                 padded(QStringLiteral("EXPIRES"), 24) + padded(QStringLiteral("LAST USED"), 24) +
+                 QStringLiteral("TOKENS USED/LIMIT");
+    for (const ApiKeyListing &listing : *keys) {
+        const ApiKeyRecord &k = listing.record;
+        const std::optional<qint64> &used = listing.tokensUsedInWindow;
+        const QString state = ApiKeyRecord::stateName(listing.state);
         rows.append(QJsonObject{
             {QStringLiteral("id"), k.id},
             {QStringLiteral("name"), k.name.isEmpty() ? QJsonValue() : QJsonValue(k.name)},
@@ -118,7 +86,8 @@ int listKeys(Database &db, const CommandLine &cl)
             {QStringLiteral("revoked_at"), optTime(k.revokedAtMs)},
             {QStringLiteral("last_used_at"), optTime(k.lastUsedMs)},
             {QStringLiteral("limit_tokens"), k.limitTokens ? QJsonValue(double(*k.limitTokens)) : QJsonValue()},
-            {QStringLiteral("limit_window"), k.limitWindowS ? QJsonValue(limitWindowText(*k.limitWindowS)) : QJsonValue()},
+            {QStringLiteral("limit_window"),
+             k.limitWindowS ? QJsonValue(limitWindowText(*k.limitWindowS)) : QJsonValue()},
             {QStringLiteral("tokens_used_in_window"), used ? QJsonValue(double(*used)) : QJsonValue()},
         });
         lines << padded(k.id, 16) + padded(k.name.isEmpty() ? QStringLiteral("-") : k.name, 16) + padded(state, 8) +
@@ -130,7 +99,7 @@ int listKeys(Database &db, const CommandLine &cl)
         printJson(QJsonDocument(rows));
         return ExitOk;
     }
-    if (keys.isEmpty()) {
+    if (keys->isEmpty()) {
         out(QStringLiteral("no API keys (create one with `switchyard apikeys create`)"));
         return ExitOk;
     }

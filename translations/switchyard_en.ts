@@ -327,54 +327,279 @@
     </message>
 </context>
 <context>
+    <name>sy::ui::ApiKeysModel</name>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="66"/>
+        <source>Active</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="68"/>
+        <source>Expired</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="70"/>
+        <source>Revoked</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="92"/>
+        <source>Revoked %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="105"/>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="107"/>
+        <source>Never</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="110"/>
+        <source>None</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="111"/>
+        <source>%1 tokens per %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="115"/>
+        <source>%1 (%2%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="130"/>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="132"/>
+        <source>Key id</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="134"/>
+        <source>State</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="136"/>
+        <source>Created</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="138"/>
+        <source>Expires</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="140"/>
+        <source>Last used</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="142"/>
+        <source>Token limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="144"/>
+        <source>Used in window</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::ApiKeysPage</name>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="55"/>
+        <source>Revoke API key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="80"/>
+        <source>Create key…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="82"/>
+        <source>Revoke…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="146"/>
+        <source>The API keys cannot be read: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="190"/>
+        <source>Whether the proxy needs API keys is not known: it does not answer and the configuration file cannot be used (%1).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="197"/>
+        <source>No API key is needed: the proxy listens on %1, a loopback address that only programs on this computer can reach. Keys take effect when it listens on another address or when require_api_key is set.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="202"/>
+        <source>API keys are required: the proxy listens on %1, which other computers can reach. Every proxy request needs a valid key; without one it gets 401.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="206"/>
+        <source>API keys are required: require_api_key is set, so even programs on this computer need a valid key for the proxy on %1; without one they get 401.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="210"/>
+        <source>No key is active: every proxy request is refused until you create one.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="213"/>
+        <source>(From the configuration file %1: the proxy does not answer.)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="249"/>
+        <source>Creating the key…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="258"/>
+        <source>Not created: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="261"/>
+        <source>API key %1 created.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="276"/>
+        <source>Revoke the API key %1? Clients using it get 401 from their next request; this cannot be undone.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="284"/>
+        <source>Not revoked: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::CreateApiKeyDialog</name>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="24"/>
+        <source>Create API key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="29"/>
+        <source>optional, e.g. laptop or ci</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="30"/>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="32"/>
+        <source>Expires after</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="39"/>
+        <source> days</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="42"/>
+        <source>Token limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="47"/>
+        <source>tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="51"/>
+        <source>per %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="57"/>
+        <source>Tokens count over a sliding window, as the request log books them; a request that arrives when the window&apos;s tokens reach the limit gets 429.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="69"/>
+        <source>Create</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="110"/>
+        <source>Not created: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>sy::ui::DashboardWindow</name>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="21"/>
+        <location filename="../ui/DashboardWindow.cpp" line="22"/>
         <source>Switchyard</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="30"/>
+        <location filename="../ui/DashboardWindow.cpp" line="32"/>
         <source>Overview</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="31"/>
+        <location filename="../ui/DashboardWindow.cpp" line="33"/>
         <source>Accounts</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="32"/>
+        <location filename="../ui/DashboardWindow.cpp" line="34"/>
         <source>Live</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="33"/>
+        <location filename="../ui/DashboardWindow.cpp" line="35"/>
         <source>Usage</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="34"/>
+        <location filename="../ui/DashboardWindow.cpp" line="36"/>
         <source>Requests</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="35"/>
+        <location filename="../ui/DashboardWindow.cpp" line="37"/>
+        <source>API keys</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/DashboardWindow.cpp" line="38"/>
         <source>Settings</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="41"/>
+        <location filename="../ui/DashboardWindow.cpp" line="44"/>
         <source>Not done: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="46"/>
+        <location filename="../ui/DashboardWindow.cpp" line="49"/>
         <source>The proxy answers again.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="46"/>
+        <location filename="../ui/DashboardWindow.cpp" line="49"/>
         <source>The proxy does not answer.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1058,6 +1283,52 @@
     <message>
         <location filename="../ui/pages/SettingsPage.cpp" line="204"/>
         <source>Saved to %1. The running proxy applies it within a second (a new listen address after a restart).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::ShownApiKeyDialog</name>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="121"/>
+        <source>API key %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="123"/>
+        <source>&lt;b&gt;Copy this key now: you will not see it again.&lt;/b&gt; Switchyard keeps only a hash of it. If it is lost, revoke it and create a new one.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="138"/>
+        <source>Copy to clipboard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="143"/>
+        <source>Clients send it as &quot;Authorization: Bearer &lt;key&gt;&quot; (the API key setting of OpenAI-compatible clients) or as &quot;x-api-key: &lt;key&gt;&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="156"/>
+        <source>Copied</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::StoreClient</name>
+    <message>
+        <location filename="../ui/data/StoreClient.cpp" line="241"/>
+        <source>API key %1 created.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/data/StoreClient.cpp" line="252"/>
+        <source>No API key %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/data/StoreClient.cpp" line="253"/>
+        <source>API key %1 revoked: requests with it get 401 from now on.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -328,54 +328,279 @@
     </message>
 </context>
 <context>
+    <name>sy::ui::ApiKeysModel</name>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="66"/>
+        <source>Active</source>
+        <translation>有效</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="68"/>
+        <source>Expired</source>
+        <translation>已过期</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="70"/>
+        <source>Revoked</source>
+        <translation>已吊销</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="92"/>
+        <source>Revoked %1</source>
+        <translation>吊销于 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="105"/>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="107"/>
+        <source>Never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="110"/>
+        <source>None</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="111"/>
+        <source>%1 tokens per %2</source>
+        <translation>每 %2 %1 个令牌</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="115"/>
+        <source>%1 (%2%)</source>
+        <translation>%1（%2%）</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="130"/>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="132"/>
+        <source>Key id</source>
+        <translation>密钥 ID</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="134"/>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="136"/>
+        <source>Created</source>
+        <translation>创建时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="138"/>
+        <source>Expires</source>
+        <translation>过期时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="140"/>
+        <source>Last used</source>
+        <translation>上次使用</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="142"/>
+        <source>Token limit</source>
+        <translation>令牌上限</translation>
+    </message>
+    <message>
+        <location filename="../ui/models/ApiKeysModel.cpp" line="144"/>
+        <source>Used in window</source>
+        <translation>窗口内已用</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::ApiKeysPage</name>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="55"/>
+        <source>Revoke API key</source>
+        <translation>吊销 API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="80"/>
+        <source>Create key…</source>
+        <translation>创建密钥…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="82"/>
+        <source>Revoke…</source>
+        <translation>吊销…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="146"/>
+        <source>The API keys cannot be read: %1</source>
+        <translation>无法读取 API 密钥：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="190"/>
+        <source>Whether the proxy needs API keys is not known: it does not answer and the configuration file cannot be used (%1).</source>
+        <translation>无法确定代理是否需要 API 密钥：代理没有响应，且配置文件不可用（%1）。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="197"/>
+        <source>No API key is needed: the proxy listens on %1, a loopback address that only programs on this computer can reach. Keys take effect when it listens on another address or when require_api_key is set.</source>
+        <translation>无需 API 密钥：代理监听在 %1，这是只有本机程序才能访问的回环地址。当代理监听其他地址或设置了 require_api_key 时，密钥才会生效。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="202"/>
+        <source>API keys are required: the proxy listens on %1, which other computers can reach. Every proxy request needs a valid key; without one it gets 401.</source>
+        <translation>需要 API 密钥：代理监听在 %1，其他计算机可以访问。每个代理请求都需要有效的密钥，否则返回 401。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="206"/>
+        <source>API keys are required: require_api_key is set, so even programs on this computer need a valid key for the proxy on %1; without one they get 401.</source>
+        <translation>需要 API 密钥：已设置 require_api_key，因此即使是本机程序访问 %1 上的代理也需要有效的密钥，否则返回 401。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="210"/>
+        <source>No key is active: every proxy request is refused until you create one.</source>
+        <translation>没有有效的密钥：在创建密钥之前，所有代理请求都会被拒绝。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="213"/>
+        <source>(From the configuration file %1: the proxy does not answer.)</source>
+        <translation>（依据配置文件 %1：代理没有响应。）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="249"/>
+        <source>Creating the key…</source>
+        <translation>正在创建密钥…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="258"/>
+        <source>Not created: %1</source>
+        <translation>未创建：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="261"/>
+        <source>API key %1 created.</source>
+        <translation>已创建 API 密钥 %1。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="276"/>
+        <source>Revoke the API key %1? Clients using it get 401 from their next request; this cannot be undone.</source>
+        <translation>吊销 API 密钥 %1？使用它的客户端从下一个请求起将收到 401；此操作无法撤销。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeysPage.cpp" line="284"/>
+        <source>Not revoked: %1</source>
+        <translation>未吊销：%1</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::CreateApiKeyDialog</name>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="24"/>
+        <source>Create API key</source>
+        <translation>创建 API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="29"/>
+        <source>optional, e.g. laptop or ci</source>
+        <translation>可选，例如 laptop 或 ci</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="30"/>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="32"/>
+        <source>Expires after</source>
+        <translation>有效期</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="39"/>
+        <source> days</source>
+        <translation> 天</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="42"/>
+        <source>Token limit</source>
+        <translation>令牌上限</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="47"/>
+        <source>tokens</source>
+        <translation>令牌数</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="51"/>
+        <source>per %1</source>
+        <translation>每 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="57"/>
+        <source>Tokens count over a sliding window, as the request log books them; a request that arrives when the window&apos;s tokens reach the limit gets 429.</source>
+        <translation>令牌按滑动窗口统计（以请求日志记录为准）；窗口内令牌达到上限后到达的请求将收到 429。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="69"/>
+        <source>Create</source>
+        <translation>创建</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="110"/>
+        <source>Not created: %1</source>
+        <translation>未创建：%1</translation>
+    </message>
+</context>
+<context>
     <name>sy::ui::DashboardWindow</name>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="21"/>
+        <location filename="../ui/DashboardWindow.cpp" line="22"/>
         <source>Switchyard</source>
         <translation>Switchyard</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="30"/>
+        <location filename="../ui/DashboardWindow.cpp" line="32"/>
         <source>Overview</source>
         <translation>概览</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="31"/>
+        <location filename="../ui/DashboardWindow.cpp" line="33"/>
         <source>Accounts</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="32"/>
+        <location filename="../ui/DashboardWindow.cpp" line="34"/>
         <source>Live</source>
         <translation>实时</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="33"/>
+        <location filename="../ui/DashboardWindow.cpp" line="35"/>
         <source>Usage</source>
         <translation>用量</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="34"/>
+        <location filename="../ui/DashboardWindow.cpp" line="36"/>
         <source>Requests</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="35"/>
+        <location filename="../ui/DashboardWindow.cpp" line="37"/>
+        <source>API keys</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../ui/DashboardWindow.cpp" line="38"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="41"/>
+        <location filename="../ui/DashboardWindow.cpp" line="44"/>
         <source>Not done: %1</source>
         <translation>未完成：%1</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="46"/>
+        <location filename="../ui/DashboardWindow.cpp" line="49"/>
         <source>The proxy answers again.</source>
         <translation>代理已恢复响应。</translation>
     </message>
     <message>
-        <location filename="../ui/DashboardWindow.cpp" line="46"/>
+        <location filename="../ui/DashboardWindow.cpp" line="49"/>
         <source>The proxy does not answer.</source>
         <translation>代理没有响应。</translation>
     </message>
@@ -1057,6 +1282,52 @@
         <location filename="../ui/pages/SettingsPage.cpp" line="204"/>
         <source>Saved to %1. The running proxy applies it within a second (a new listen address after a restart).</source>
         <translation>已保存到 %1。运行中的代理会在一秒内应用（新的监听地址需重启后生效）。</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::ShownApiKeyDialog</name>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="121"/>
+        <source>API key %1</source>
+        <translation>API 密钥 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="123"/>
+        <source>&lt;b&gt;Copy this key now: you will not see it again.&lt;/b&gt; Switchyard keeps only a hash of it. If it is lost, revoke it and create a new one.</source>
+        <translation>&lt;b&gt;请立即复制此密钥：之后将无法再次查看。&lt;/b&gt;Switchyard 只保存它的哈希值。如果丢失，请吊销它并创建一个新密钥。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="138"/>
+        <source>Copy to clipboard</source>
+        <translation>复制到剪贴板</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="143"/>
+        <source>Clients send it as &quot;Authorization: Bearer &lt;key&gt;&quot; (the API key setting of OpenAI-compatible clients) or as &quot;x-api-key: &lt;key&gt;&quot;.</source>
+        <translation>客户端以 &quot;Authorization: Bearer &lt;key&gt;&quot;（OpenAI 兼容客户端的 API 密钥设置）或 &quot;x-api-key: &lt;key&gt;&quot; 的形式发送它。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pages/ApiKeyDialogs.cpp" line="156"/>
+        <source>Copied</source>
+        <translation>已复制</translation>
+    </message>
+</context>
+<context>
+    <name>sy::ui::StoreClient</name>
+    <message>
+        <location filename="../ui/data/StoreClient.cpp" line="241"/>
+        <source>API key %1 created.</source>
+        <translation>已创建 API 密钥 %1。</translation>
+    </message>
+    <message>
+        <location filename="../ui/data/StoreClient.cpp" line="252"/>
+        <source>No API key %1.</source>
+        <translation>没有 API 密钥 %1。</translation>
+    </message>
+    <message>
+        <location filename="../ui/data/StoreClient.cpp" line="253"/>
+        <source>API key %1 revoked: requests with it get 401 from now on.</source>
+        <translation>已吊销 API 密钥 %1：此后使用它的请求将收到 401。</translation>
     </message>
 </context>
 <context>

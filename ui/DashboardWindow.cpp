@@ -3,6 +3,7 @@
 #include "data/StatusPoller.h"
 #include "data/StoreClient.h"
 #include "pages/AccountsPage.h"
+#include "pages/ApiKeysPage.h"
 #include "pages/LivePage.h"
 #include "pages/OverviewPage.h"
 #include "pages/RequestsPage.h"
@@ -26,12 +27,14 @@ DashboardWindow::DashboardWindow(StoreClient *store, StatusPoller *status, Accou
     m_pages.live = new LivePage(status, m_tabs);
     m_pages.usage = new UsagePage(store, m_tabs);
     m_pages.requests = new RequestsPage(store, m_tabs);
+    m_pages.apiKeys = new ApiKeysPage(store, status, configPath, env, m_tabs);
     m_pages.settings = new SettingsPage(store, configPath, env, m_tabs);
     m_tabs->addTab(m_pages.overview, tr("Overview"));
     m_tabs->addTab(m_pages.accounts, tr("Accounts"));
     m_tabs->addTab(m_pages.live, tr("Live"));
     m_tabs->addTab(m_pages.usage, tr("Usage"));
     m_tabs->addTab(m_pages.requests, tr("Requests"));
+    m_tabs->addTab(m_pages.apiKeys, tr("API keys"));
     m_tabs->addTab(m_pages.settings, tr("Settings"));
     setCentralWidget(m_tabs);
     resize(1100, 720);

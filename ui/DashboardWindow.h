@@ -9,6 +9,7 @@ namespace sy::ui {
 
 class AccountOnboarding;
 class AccountsPage;
+class ApiKeysPage;
 class LivePage;
 class OverviewPage;
 class RequestsPage;
@@ -17,7 +18,7 @@ class StatusPoller;
 class StoreClient;
 class UsagePage;
 
-// The dashboard: one tab per page (Overview, Accounts, Live, Usage, Requests, Settings). Pages read the
+// The dashboard: one tab per page (Overview, Accounts, Live, Usage, Requests, API keys, Settings). Pages read the
 // store through StoreClient's snapshots and query worker and the running proxy through StatusPoller; the
 // window itself only arranges them and shows the outcome of actions in its status bar.
 class DashboardWindow : public QMainWindow
@@ -31,6 +32,7 @@ public:
         LivePage *live = nullptr;
         UsagePage *usage = nullptr;
         RequestsPage *requests = nullptr;
+        ApiKeysPage *apiKeys = nullptr;
         SettingsPage *settings = nullptr;
     };
 

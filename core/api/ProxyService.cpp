@@ -463,6 +463,8 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("version"), QStringLiteral(SWITCHYARD_VERSION)},
         {QStringLiteral("started_at"), isoUtc(m_startedAtMs)},
         {QStringLiteral("listen"), QStringLiteral("%1:%2").arg(m_config->listenAddress.toString()).arg(port())},
+        // Whether proxy routes need an API key (non-loopback listen or require_api_key): the dashboard says so.
+        {QStringLiteral("api_keys_required"), m_apiKeysRequired},
         {QStringLiteral("strategy"), strategyName(m_pool->strategy())},
         {QStringLiteral("pinned_account_id"),
          m_pool->pinnedAccountId().isEmpty() ? QJsonValue() : QJsonValue(m_pool->pinnedAccountId())},

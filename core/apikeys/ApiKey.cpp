@@ -34,7 +34,10 @@ NewApiKey generateApiKey()
     key.id = QStringLiteral("key_") + QLatin1String(idHex);
     key.secret = QStringLiteral("sy-") + QLatin1String(encoded);
     sodium_memzero(encoded, sizeof encoded);
-    key.hash = hashApiKey(key.secret.toLatin1());
+    // The Latin-1 copy is this function's own: wiped, not just freed.
+    QByteArray latin = key.secret.toLatin1();
+    key.hash = hashApiKey(latin);
+    sodium_memzero(latin.data(), size_t(latin.size()));
     return key;
 }
 

@@ -356,8 +356,8 @@ private slots:
         QStringList names;
         for (int i = 0; i < window.tabs()->count(); ++i)
             names << window.tabs()->widget(i)->objectName();
-        QCOMPARE(names, QStringList(
-                            {"overviewPage", "accountsPage", "livePage", "usagePage", "requestsPage", "settingsPage"}));
+        QCOMPARE(names, QStringList({"overviewPage", "accountsPage", "livePage", "usagePage", "requestsPage",
+                                     "apiKeysPage", "settingsPage"}));
     }
 
     void embeddedChineseTranslationApplies()

@@ -1,7 +1,9 @@
 // API keys (docs/SECURITY.md "API keys"): the key's format and randomness, its hash, how a request presents it,
 // limit windows, and the repository with expiry, revocation and token limits summed from the request log, on
-// SQLite and on a real PostgreSQL 15 server. The key itself never reaches the database.
+// SQLite and on a real PostgreSQL 15 server. The key itself never reaches the database. The create/list code
+// the CLI and the dashboard share (ApiKeyAdmin): one validation for both, and secrets wiped in place.
 #include "apikeys/ApiKey.h"
+#include "apikeys/ApiKeyAdmin.h"
 #include "lib/PostgresServer.h"
 #include "store/ApiKeyRepository.h"
 #include "store/Database.h"
@@ -210,6 +212,85 @@ private slots:
             QVERIFY(!bytes.contains(made.secret.toLatin1()));
             QVERIFY(!bytes.contains(made.secret.mid(3).toLatin1()));
         }
+    }
+
+    void createRequestsAreValidatedOnce()
+    {
+        using R = ApiKeyRequest;
+        const auto opt = [](const char *s) { return std::optional<QString>(QString::fromUtf8(s)); };
+        QString error;
+        const std::optional<ApiKeyRecord> plain = apiKeyRecordFor(R{}, kNow, &error);
+        QVERIFY2(plain, qPrintable(error));
+        QVERIFY(plain->name.isEmpty() && !plain->expiresAtMs && !plain->limitTokens && !plain->limitWindowS);
+        const std::optional<ApiKeyRecord> full =
+            apiKeyRecordFor(R{opt("  laptop "), opt("30"), opt("250000"), opt("1d")}, kNow, &error);
+        QVERIFY2(full, qPrintable(error));
+        QCOMPARE(full->name, QStringLiteral("laptop"));
+        QCOMPARE(full->createdAtMs, kNow);
+        QCOMPARE(full->expiresAtMs, std::optional<qint64>(kNow + 30LL * 86400 * 1000));
+        QCOMPARE(full->limitTokens, std::optional<qint64>(250000));
+        QCOMPARE(full->limitWindowS, std::optional<qint64>(86400));
+        QCOMPARE(apiKeyWindowChoices(), QStringList({"5h", "1d", "7d"}));
+        for (const QString &w : apiKeyWindowChoices())
+            QVERIFY(apiKeyRecordFor(R{{}, {}, opt("1"), w}, kNow, &error));
+
+        const std::pair<R, const char *> bad[] = {
+            {R{opt(""), {}, {}, {}}, "name"},
+            {R{opt("   "), {}, {}, {}}, "name"},
+            {R{QString(65, QLatin1Char('x')), {}, {}, {}}, "name"},
+            {R{opt("tab\there"), {}, {}, {}}, "name"},
+            {R{{}, opt("0"), {}, {}}, "expiry"},
+            {R{{}, opt("3651"), {}, {}}, "expiry"},
+            {R{{}, opt("ten"), {}, {}}, "expiry"},
+            {R{{}, {}, opt("5"), {}}, "go together"},
+            {R{{}, {}, {}, opt("5h")}, "go together"},
+            {R{{}, {}, opt("0"), opt("5h")}, "token limit"},
+            {R{{}, {}, opt("1000000000001"), opt("5h")}, "token limit"},
+            {R{{}, {}, opt(""), opt("5h")}, "token limit"},
+            {R{{}, {}, opt("5"), opt("2w")}, "window"},
+        };
+        for (const auto &[request, field] : bad) {
+            error.clear();
+            QVERIFY2(!apiKeyRecordFor(request, kNow, &error), field);
+            QVERIFY2(error.contains(QLatin1String(field)), qPrintable(error));
+        }
+    }
+
+    void issuedKeysAreStoredAsHashesAndListed()
+    {
+        const auto db = openFresh();
+        QString error;
+        QVERIFY(!issueApiKey(*db, ApiKeyRequest{{}, QStringLiteral("0"), {}, {}}, kNow, &error));
+        QVERIFY(error.contains(QLatin1String("expiry")));
+        QCOMPARE(ApiKeyRepository(*db).list(&error).size(), 0); // refused before anything was stored
+        std::optional<IssuedApiKey> issued = issueApiKey(
+            *db, ApiKeyRequest{QStringLiteral("ci"), {}, QStringLiteral("1000"), QStringLiteral("5h")}, kNow, &error);
+        QVERIFY2(issued, qPrintable(error));
+        QVERIFY(issued->secret.startsWith("sy-"));
+        QCOMPARE(issued->secret.size(), 46);
+        const std::optional<ApiKeyRecord> found = ApiKeyRepository(*db).findByHash(hashApiKey(issued->secret), &error);
+        QVERIFY2(found, qPrintable(error));
+        QCOMPARE(found->id, issued->record.id);
+        QCOMPARE(found->name, QStringLiteral("ci"));
+
+        QVERIFY(RequestLogRepository(*db).insert(logRow(QStringLiteral("r1"), kNow + 5, 321), &error));
+        QVERIFY(ApiKeyRepository(*db).recordUse(issued->record.id, QStringLiteral("r1"), kNow + 5, &error));
+        const std::optional<QList<ApiKeyListing>> listed = listApiKeys(*db, kNow + 10, &error);
+        QVERIFY2(listed, qPrintable(error));
+        QCOMPARE(listed->size(), 1);
+        QCOMPARE(listed->first().state, ApiKeyRecord::State::Active);
+        QCOMPARE(listed->first().tokensUsedInWindow, std::optional<qint64>(321));
+
+        // Wiping overwrites the bytes every sharing copy sees, not just this array's.
+        const QByteArray shared = issued->secret;
+        wipeSecret(issued->secret);
+        QVERIFY(issued->secret.isEmpty());
+        QCOMPARE(shared, QByteArray(46, '\0'));
+        QString text = QStringLiteral("sy-") + QString(43, QLatin1Char('k'));
+        const QString textCopy = text;
+        wipeSecret(text);
+        QVERIFY(text.isEmpty());
+        QCOMPARE(textCopy, QString(46, QChar(0)));
     }
 
     void listCountAndRevoke()

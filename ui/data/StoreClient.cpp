@@ -4,7 +4,9 @@
 #include "accounts/LoginStorage.h"
 #include "accounts/OAuthLogin.h"
 #include "accounts/SecretStore.h"
+#include "apikeys/ApiKeyAdmin.h"
 #include "store/AccountRepository.h"
+#include "store/ApiKeyRepository.h"
 #include "store/Database.h"
 #include "store/SettingsRepository.h"
 
@@ -206,6 +208,49 @@ void StoreClient::importAuthJsonFiles(const QStringList &files, Done done)
                 imported << (stored->email.isEmpty() ? stored->accountId : stored->email);
             }
             return ActionResult{true, imported.join(QStringLiteral(", "))};
+        },
+        std::move(done));
+}
+
+void StoreClient::createApiKey(const ApiKeyRequest &request, std::function<void(const CreatedApiKey &created)> done)
+{
+    m_worker->run<CreatedApiKey>(
+        [request](DbWorker::Context &ctx) {
+            CreatedApiKey created;
+            Database *db = ctx.db(&created.error);
+            if (!db)
+                return created;
+            std::optional<IssuedApiKey> issued =
+                issueApiKey(*db, request, QDateTime::currentMSecsSinceEpoch(), &created.error);
+            if (!issued)
+                return created;
+            created.ok = true;
+            created.keyId = issued->record.id;
+            // Moved, not copied: this buffer is the one copy, and its deleter wipes it wherever it ends (also
+            // when the page is gone before the result arrives).
+            created.secret = std::shared_ptr<QByteArray>(new QByteArray(std::move(issued->secret)), [](QByteArray *b) {
+                wipeSecret(*b);
+                delete b;
+            });
+            return created;
+        },
+        this,
+        [this, done = std::move(done)](const CreatedApiKey &created) {
+            if (done)
+                done(created);
+            emit actionFinished(created.ok, created.ok ? tr("API key %1 created.").arg(created.keyId) : created.error);
+        });
+}
+
+void StoreClient::revokeApiKey(const QString &keyId, Done done)
+{
+    runAction(
+        [keyId](Database &db, QString *error) {
+            // As `switchyard apikeys revoke`: a running proxy reads the key's row on every request, so the next
+            // request with it gets 401.
+            if (!ApiKeyRepository(db).revoke(keyId, QDateTime::currentMSecsSinceEpoch(), error))
+                return ActionResult{false, error->isEmpty() ? tr("No API key %1.").arg(keyId) : *error};
+            return ActionResult{true, tr("API key %1 revoked: requests with it get 401 from now on.").arg(keyId)};
         },
         std::move(done));
 }

@@ -9,8 +9,11 @@
 #include <QTimer>
 #include <QUrl>
 #include <functional>
+#include <memory>
 
 namespace sy {
+struct ApiKeyRecord;
+struct ApiKeyRequest;
 struct Config;
 struct OAuthLoginOptions;
 class Database;
@@ -53,6 +56,18 @@ public:
     void setProxyPaused(bool paused, Done done = {});
     // On success the message lists the imported accounts (email, else id).
     void importAuthJsonFiles(const QStringList &files, Done done = {});
+
+    // API keys, through the code `switchyard apikeys create|revoke` runs (apikeys/ApiKeyAdmin). A created key
+    // arrives with its plaintext in `secret`: the only copy, wiped when the last holder lets go of it.
+    struct CreatedApiKey
+    {
+        bool ok = false;
+        QString error;
+        QString keyId;
+        std::shared_ptr<QByteArray> secret;
+    };
+    void createApiKey(const ApiKeyRequest &request, std::function<void(const CreatedApiKey &created)> done);
+    void revokeApiKey(const QString &keyId, Done done = {});
 
     // The browser login (core/accounts/OAuthLogin) runs on the worker thread; loginUrl() carries the URL to
     // open, loginFinished() the outcome. One login at a time.

@@ -2,6 +2,7 @@
 // the dashboard offscreen and saves each page as PNG into the directory given as the only argument
 // (docs/screenshots/ by the target). The live page is fed a status document like the running proxy's.
 #include "DashboardWindow.h"
+#include "apikeys/ApiKeyAdmin.h"
 #include "data/StatusPoller.h"
 #include "data/StoreClient.h"
 #include "models/RequestsModel.h"
@@ -9,6 +10,7 @@
 #include "pages/RequestsPage.h"
 #include "pages/UsagePage.h"
 #include "store/AccountRepository.h"
+#include "store/ApiKeyRepository.h"
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
 #include "store/SettingsRepository.h"
@@ -82,6 +84,7 @@ bool fill(Database &db, QList<Demo> &accounts, qint64 now)
     if (!tx.begin(&error))
         return false;
     int n = 0;
+    QStringList recent; // the last requests, booked to the CI key below
     for (qint64 t = now - 30 * 24 * kHour; t < now; t += 20 * 60000 + qint64(rng.bounded(20 * 60000))) {
         const Demo &d = accounts.at(rng.bounded(int(accounts.size())));
         RequestLogRecord r;
@@ -108,7 +111,28 @@ bool fill(Database &db, QList<Demo> &accounts, qint64 now)
                      3000 + qint64(rng.bounded(20000))};
         if (!log.insert(r, &error))
             return false;
+        if (t > now - 20 * kHour)
+            recent << r.requestId;
     }
+    // API keys: a laptop's, CI's with a daily token limit (it made the last requests), and a revoked one.
+    const auto issue = [&](const ApiKeyRequest &request, qint64 at) {
+        std::optional<IssuedApiKey> k = issueApiKey(db, request, at, &error);
+        if (k)
+            wipeSecret(k->secret);
+        return k ? k->record.id : QString();
+    };
+    const QString laptop = issue({QStringLiteral("laptop"), {}, {}, {}}, now - 12 * 24 * kHour);
+    const QString ci =
+        issue({QStringLiteral("ci"), QStringLiteral("90"), QStringLiteral("2000000"), QStringLiteral("1d")},
+              now - 5 * 24 * kHour);
+    const QString old = issue({QStringLiteral("old-desktop"), {}, {}, {}}, now - 28 * 24 * kHour);
+    if (laptop.isEmpty() || ci.isEmpty() || old.isEmpty() ||
+        !ApiKeyRepository(db).revoke(old, now - 2 * kHour, &error) ||
+        !ApiKeyRepository(db).recordUse(laptop, {}, now - 3 * kHour, &error))
+        return false;
+    for (const QString &id : std::as_const(recent))
+        if (!ApiKeyRepository(db).recordUse(ci, id, now - 10 * 60000, &error))
+            return false;
     return tx.commit(&error);
 }
 
@@ -206,7 +230,8 @@ int main(int argc, char **argv)
 
     QTabWidget *tabs = window.tabs();
     const QStringList names = {QStringLiteral("overview"), QStringLiteral("accounts"), QStringLiteral("live"),
-                               QStringLiteral("usage"),    QStringLiteral("requests"), QStringLiteral("settings")};
+                               QStringLiteral("usage"),    QStringLiteral("requests"), QStringLiteral("apikeys"),
+                               QStringLiteral("settings")};
     for (int i = 0; i < tabs->count(); ++i) {
         tabs->setCurrentIndex(i);
         QWidget *page = tabs->widget(i);
