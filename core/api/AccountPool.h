@@ -93,7 +93,7 @@ public:
     // Codex turn state: the account that issued it keeps the turn.
     QString turnStateAccount(const QByteArray &turnState) const
     {
-        return m_turnStates.value(turnState).value_or(QString());
+        return m_turnStates.value(turnState);
     }
     void bindTurnState(const QByteArray &turnState, const QString &accountId);
 
