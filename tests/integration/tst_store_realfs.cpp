@@ -232,6 +232,7 @@ private slots:
         QVERIFY(!onFull.start(m_fake.baseUrl(), 30000));
         QVERIFY2(onFull.errorString().contains(QLatin1String("disk full")), qPrintable(onFull.errorString()));
         QVERIFY2(!onFull.errorString().contains(QLatin1String("already running")), qPrintable(onFull.errorString()));
+        qInfo("data dir on the full disk: %s", qPrintable(onFull.errorString().trimmed()));
         // Only the database on the full disk (the data dir elsewhere): serve must register its incarnation
         // durably before it routes anything (docs/OWNERSHIP.md), so it does not start either, and says why.
         ProxyProcess dbOnFull;
@@ -239,6 +240,7 @@ private slots:
         QVERIFY(!dbOnFull.start(m_fake.baseUrl(), 30000));
         QVERIFY2(dbOnFull.errorString().contains(QLatin1String("store unavailable: disk full")),
                  qPrintable(dbOnFull.errorString()));
+        qInfo("database on the full disk: %s", qPrintable(dbOnFull.errorString().trimmed()));
         QVERIFY(QFile::remove(filler));
         ProxyProcess again;
         configureAgain(again, proxy, dataDir, database);
@@ -280,12 +282,14 @@ private slots:
         QVERIFY2(onReadOnly.errorString().contains(QLatin1String("read-only")), qPrintable(onReadOnly.errorString()));
         QVERIFY2(!onReadOnly.errorString().contains(QLatin1String("already running")),
                  qPrintable(onReadOnly.errorString()));
+        qInfo("data dir read-only: %s", qPrintable(onReadOnly.errorString().trimmed()));
         // Only the database there (the data dir elsewhere): SQLite cannot open a WAL database it cannot write.
         ProxyProcess databaseReadOnly;
         configureAgain(databaseReadOnly, proxy, QString(), database);
         QVERIFY(!databaseReadOnly.start(m_fake.baseUrl(), 30000));
         QVERIFY2(databaseReadOnly.errorString().contains(QLatin1String("read-only")),
                  qPrintable(databaseReadOnly.errorString()));
+        qInfo("database read-only: %s", qPrintable(databaseReadOnly.errorString().trimmed()));
 
         QCOMPARE(remount(m_mount, false), 0);
         ProxyProcess again;

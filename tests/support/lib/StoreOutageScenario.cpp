@@ -110,6 +110,7 @@ void scenario(ProxyProcess &proxy, FakeUpstreamProcess &fake, const StoreOutage 
     QJsonObject s = status(proxy);
     QCOMPARE(s.value(QLatin1String("store_writable")).toBool(true), false);
     QVERIFY2(s.value(QLatin1String("store_problem")).toString().startsWith(cause), qPrintable(compact(s)));
+    qInfo("store_problem: %s", qPrintable(s.value(QLatin1String("store_problem")).toString()));
     const CliResult st = proxy.cli({QStringLiteral("status")});
     QCOMPARE(st.exitCode, 0);
     QVERIFY2(st.out.contains(QStringLiteral("store unavailable: %1").arg(cause).toUtf8()), st.out.constData());
