@@ -283,6 +283,9 @@ bool Database::prepare(QSqlQuery &q, const QString &sql, QString *error)
 bool Database::exec(QSqlQuery &q, QString *error)
 {
     if (injectedStoreFull(q.lastQuery())) {
+        // Nothing ran, so the statement still counts its bound values (a real exec() restarts the count); the
+        // cache would hand it out again and the next values would pile up into "Parameter count mismatch".
+        m_statements.erase(q.lastQuery());
         const QSqlError full = injectedFullError(m_dialect);
         noteFailure(full);
         setError(error, full.text().trimmed());

@@ -150,7 +150,15 @@ void scenario(ProxyProcess &proxy, FakeUpstreamProcess &fake, const StoreOutage 
           qPrintable(cause), back.elapsed(), pendingBefore);
     QTRY_COMPARE_WITH_TIMEOUT(status(proxy).value(QLatin1String("store_pending_writes")).toInt(-1), 0, 20000);
     s = status(proxy);
-    QCOMPARE(s.value(QLatin1String("store_lost_writes")).toInteger(), 0);
+    if (s.value(QLatin1String("store_lost_writes")).toInteger() != 0) {
+        QByteArrayList lost;
+        for (const QByteArray &line : proxy.serveStderr().split('\n'))
+            if (line.contains("LOST"))
+                lost << line;
+        QFAIL(qPrintable(QStringLiteral("%1 writes lost:\n%2")
+                             .arg(s.value(QLatin1String("store_lost_writes")).toInteger())
+                             .arg(QString::fromUtf8(lost.join('\n')))));
+    }
     QVERIFY(s.value(QLatin1String("store_problem")).isNull());
     const CliResult healthy = proxy.cli({QStringLiteral("status")});
     QVERIFY2(!healthy.out.contains("store unavailable"), healthy.out.constData());
