@@ -48,8 +48,8 @@ enum SqliteCode
 
 // Test-only (fault build, switch "store-full"): while the file named by SWITCHYARD_FAULT_STORE_FULL_FLAG exists,
 // every statement that changes rows fails the way a full disk makes it fail, so tests can take the store away
-// and give it back without root-only tricks (chmod does not stop root; mounting a tiny filesystem needs
-// privileges CI containers lack). In a product build SY_FAULT is the constant false.
+// and give it back at an exact moment without mounting anything (tst_store_realfs fills a real tmpfs instead).
+// In a product build SY_FAULT is the constant false.
 bool injectedStoreFull(const QString &sql)
 {
     if (!SY_FAULT("store-full"))

@@ -1,9 +1,9 @@
 // Issue 10 point 5: the store stops taking writes while turns stream, and comes back.
 //  - SQLite "disk full": the fault build's `store-full` switch makes every row change fail with SQLITE_FULL
-//    while a flag file exists (a real full disk needs a tiny filesystem, which CI containers cannot mount; the
-//    same SQLITE_FULL path on a real file is covered by tst_store_worker with max_page_count).
+//    while a flag file exists. The same outage on a real full filesystem (a tmpfs the test mounts in a private
+//    mount namespace, the product build) is tst_store_realfs, which also covers a read-only filesystem.
 //  - PostgreSQL: the server is stopped under the running proxy and started again (product build).
-// Either way: new turns get 503 store_unavailable; the turns already streaming finish at their clients;
+// Both run the scenario in tests/support/lib/StoreOutageScenario: new turns get 503 store_unavailable; the turns already streaming finish at their clients;
 // /api/status, `switchyard status` and `switchyard health` say why; the proxy notices by itself (a probe
 // every second) when the store takes writes again; the rows of the turns that finished meanwhile (kept in
 // memory) and of the refused ones are then written, with their usage; new turns are served again; and the
