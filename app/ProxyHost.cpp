@@ -5,6 +5,7 @@
 #include "accounts/SecretStore.h"
 #include "accounts/SecretStoreFactory.h"
 #include "api/ProxyService.h"
+#include "store/Database.h"
 #include "store/DatabaseLocation.h"
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
@@ -53,6 +54,15 @@ QString ProxyHost::start()
     m_lock = std::make_unique<QLockFile>(m_config.dataDir + QStringLiteral("/switchyard.lock"));
     m_lock->setStaleLockTime(0);
     if (!m_lock->tryLock(100)) {
+        // Only LockFailedError means another process holds the lock; the others are about the file system.
+        if (m_lock->error() != QLockFile::LockFailedError) {
+            QString why = Database::describeFileSystemProblem(m_config.dataDir);
+            if (why.isEmpty())
+                why = m_lock->error() == QLockFile::PermissionError ? QStringLiteral("permission denied")
+                                                                     : QStringLiteral("cannot write it");
+            return QStringLiteral("cannot create the lock file in the data directory %1: %2")
+                .arg(m_config.dataDir, why);
+        }
         qint64 pid = 0;
         QString host, app;
         m_lock->getLockInfo(&pid, &host, &app);

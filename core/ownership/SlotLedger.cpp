@@ -91,7 +91,11 @@ void SlotLedger::start(std::function<void(const QString &)> ready)
         this,
         [this, started, ready](bool ok, const QString &error) {
             if (!ok) {
-                ready(QStringLiteral("cannot register this replica: %1").arg(error));
+                // Name the cause the way a running instance would ("store unavailable: disk full (...)").
+                ready(QStringLiteral("cannot register this replica: %1")
+                          .arg(m_store->writable()
+                                   ? error
+                                   : QStringLiteral("store unavailable: %1").arg(m_store->unwritableReason())));
                 return;
             }
             m_identity = started->identity;

@@ -6,6 +6,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QStorageInfo>
 #include <QThread>
 #include <QVariant>
 #include <atomic>
@@ -47,8 +48,8 @@ enum SqliteCode
 
 // Test-only (fault build, switch "store-full"): while the file named by SWITCHYARD_FAULT_STORE_FULL_FLAG exists,
 // every statement that changes rows fails the way a full disk makes it fail, so tests can take the store away
-// and give it back without root-only tricks (chmod does not stop root; mounting a tiny filesystem needs
-// privileges CI containers lack). In a product build SY_FAULT is the constant false.
+// and give it back at an exact moment without mounting anything (tst_store_realfs fills a real tmpfs instead).
+// In a product build SY_FAULT is the constant false.
 bool injectedStoreFull(const QString &sql)
 {
     if (!SY_FAULT("store-full"))
@@ -106,14 +107,17 @@ bool Database::open(const QString &location, QString *error, OpenMode mode)
     m_location = loc.redacted();
     const bool opened =
         m_dialect == Dialect::Sqlite ? openSqlite(loc, mode, error) : openPostgres(loc, mode, error);
-    if (!opened)
+    if (!opened) {
+        noteFileSystemProblem(loc, error);
         return false;
+    }
     m_writable = mode == OpenMode::ReadWrite;
     m_unwritableReason = m_writable ? QString() : QStringLiteral("opened read-only");
 
     QString step;
     const auto fail = [&](const QString &what) {
         setError(error, QStringLiteral("database %1: %2: %3").arg(m_location, what, step));
+        noteFileSystemProblem(loc, error);
         close();
         return false;
     };
@@ -504,6 +508,32 @@ QString Database::describeStorageFailure(const QSqlError &error, Dialect dialect
     if (cause.isEmpty())
         return text;
     return text.isEmpty() ? cause : QStringLiteral("%1 (%2)").arg(cause, text);
+}
+
+QString Database::describeFileSystemProblem(const QString &path)
+{
+    QFileInfo info(path);
+    QString dir = info.isDir() ? info.absoluteFilePath() : info.absolutePath();
+    while (!QFileInfo::exists(dir) && dir != QDir::rootPath())
+        dir = QFileInfo(dir).absolutePath();
+    const QStorageInfo storage(dir);
+    if (!storage.isValid())
+        return {};
+    if (storage.isReadOnly())
+        return QStringLiteral("read-only file system (%1 is mounted read-only)").arg(storage.rootPath());
+    // Less than a page or two left: nothing SQLite or a lock file writes fits any more.
+    if (storage.bytesAvailable() < 16 * 1024)
+        return QStringLiteral("disk full (%1 bytes free on %2)").arg(storage.bytesAvailable()).arg(storage.rootPath());
+    return {};
+}
+
+void Database::noteFileSystemProblem(const DatabaseLocation &loc, QString *error)
+{
+    if (!error || loc.dialect != Dialect::Sqlite)
+        return;
+    const QString problem = describeFileSystemProblem(loc.sqlitePath);
+    if (!problem.isEmpty())
+        *error = QStringLiteral("%1: %2").arg(problem, *error);
 }
 
 bool Database::isBusy(const QSqlError &error) const

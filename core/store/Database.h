@@ -143,6 +143,10 @@ public:
     // A storage failure for people: its cause first ("disk full", "read-only", "I/O error", "corrupt",
     // "connection lost"...), then the database's own words in parentheses. What unwritableReason() holds.
     static QString describeStorageFailure(const QSqlError &error, Dialect dialect);
+    // Why files at `path` (or the nearest directory that exists) cannot be made or grown, as far as the file
+    // system tells: "read-only file system (...)", "disk full (...)", or empty. For errors that do not carry
+    // the cause: SQLite says "unable to open database file" on a read-only mount, a lock file just fails.
+    static QString describeFileSystemProblem(const QString &path);
     // Contention that a retry may cure: SQLite BUSY/LOCKED; PostgreSQL lock timeout, deadlock, serialization
     // failure, cancelled statement.
     bool isBusy(const QSqlError &error) const;
@@ -155,6 +159,8 @@ private:
     bool reconnectPostgres(QString *error);
     void reconnectIfLost();
     void noteFailure(const QSqlError &error);
+    // Puts the file system's word (read-only, full) in front of a failed open's *error.
+    static void noteFileSystemProblem(const DatabaseLocation &loc, QString *error);
 
     void clearStatements();
 
