@@ -3,6 +3,9 @@
 //    while a flag file exists. The same outage on a real full filesystem (a tmpfs the test mounts in a private
 //    mount namespace, the product build) is tst_store_realfs, which also covers a read-only filesystem.
 //  - PostgreSQL: the server is stopped under the running proxy and started again (product build).
+//  - PostgreSQL read-only: the server is switched to read-only transactions under the running proxy and back
+//    (a real read-only database; a read-only SQLite file cannot be made so under an open writer, see
+//    tst_store_realfs).
 // Both run the scenario in tests/support/lib/StoreOutageScenario: new turns get 503 store_unavailable; the turns already streaming finish at their clients;
 // /api/status, `switchyard status` and `switchyard health` say why; the proxy notices by itself (a probe
 // every second) when the store takes writes again; the rows of the turns that finished meanwhile (kept in
@@ -99,6 +102,33 @@ private slots:
             QVERIFY2(pg.resume(&e), qPrintable(e));
         };
         outage.cause = QStringLiteral("connection lost");
+        outage.database = pg.url();
+        runStoreOutageScenario(proxy, m_fake, outage);
+    }
+
+    // A real read-only database under the running proxy: the server is switched to read-only transactions
+    // (what an operator does before a migration, and what a hot standby answers after a failover) and back.
+    // Every write of the proxy then fails with SQLSTATE 25006 on a connection that stays up.
+    void postgresReadOnly()
+    {
+        PostgresServer pg;
+        QString error;
+        QVERIFY2(pg.start(&error, QStringLiteral("switchyard_readonly")), qPrintable(error));
+        ProxyProcess proxy;
+        configure(proxy, pg.url());
+        const auto setReadOnly = [&](bool on) {
+            QString e;
+            QVERIFY2(pg.sql(QStringLiteral("ALTER SYSTEM SET default_transaction_read_only = %1")
+                                .arg(on ? QStringLiteral("on") : QStringLiteral("off")),
+                            &e),
+                     qPrintable(e));
+            // A reload reaches every backend, the proxy's open connections included, before its next command.
+            QVERIFY2(pg.sql(QStringLiteral("SELECT pg_reload_conf()"), &e), qPrintable(e));
+        };
+        StoreOutage outage;
+        outage.takeAway = [&] { setReadOnly(true); };
+        outage.giveBack = [&] { setReadOnly(false); };
+        outage.cause = QStringLiteral("read-only");
         outage.database = pg.url();
         runStoreOutageScenario(proxy, m_fake, outage);
     }

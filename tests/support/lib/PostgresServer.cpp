@@ -181,6 +181,15 @@ bool PostgresServer::resume(QString *error)
     return startServer(error);
 }
 
+bool PostgresServer::sql(const QString &command, QString *error, const QString &database)
+{
+    return run(QStringLiteral("psql"),
+               {QStringLiteral("-h"), QStringLiteral("127.0.0.1"), QStringLiteral("-p"), QString::number(m_port),
+                QStringLiteral("-U"), QStringLiteral("postgres"), QStringLiteral("-v"), QStringLiteral("ON_ERROR_STOP=1"),
+                QStringLiteral("-d"), database.isEmpty() ? m_database : database, QStringLiteral("-c"), command},
+               error);
+}
+
 bool PostgresServer::createDatabase(const QString &name, QString *error)
 {
     return run(QStringLiteral("createdb"),

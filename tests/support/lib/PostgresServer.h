@@ -31,6 +31,8 @@ public:
     bool isRunning() const { return m_running; }
 
     bool createDatabase(const QString &name, QString *error);
+    // Runs one SQL command through psql as the superuser (on `database`, the start() one by default).
+    bool sql(const QString &command, QString *error, const QString &database = {});
     // postgresql://postgres@127.0.0.1:PORT/NAME (the start() database by default). `password` is put in the
     // URL (the server ignores it: trust authentication) so tests can check that it is never shown.
     QString url(const QString &database = {}, const QString &password = {}) const;
