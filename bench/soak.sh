@@ -3,7 +3,7 @@
 # upstream for N minutes, with random client hang-ups and planted upstream faults (500, drop_mid, stall_mid,
 # 429); RSS and open fds of serve sampled every 10 s; then every error must be a planted one, every request id
 # must have its request-log row, every turn must be settled exactly once, and RSS/fds must not grow (last
-# quarter against the first). Builds nothing. Usage:
+# quarter against the first, and RSS last quarter against the third: the steady state). Builds nothing. Usage:
 #   bench/soak.sh BUILD_DIR [--minutes N] [--streams N] [--cancel-rate X] [--fault-rate X] [--seed N]
 # (or SWITCHYARD_BUILD_DIR=BUILD_DIR). Needs: cmake --build BUILD --target switchyard fake_upstream sy-soak
 # Prints the numbers as JSON on stdout (progress on stderr) and exits 0 when every check holds.

@@ -9,7 +9,10 @@
 //    upstream requests or by its client's hang-up; anything else is an unplanted error;
 //  - every client answer with an x-request-id, and every request that reached the upstream, has its row;
 //  - the durable ownership state (DurableStateChecker): every claim settled exactly once, no slot left held;
-//  - growth: mean RSS and fds of the last quarter of the samples against the first quarter.
+//  - growth: mean RSS and fds of the last quarter of the samples against the first quarter (a leak shows
+//    early), and RSS of the last quarter against the third (steady state: the bounded in-memory caches fill
+//    during the first minutes, so growth after them is what "no growth" means); the slope of anonymous RSS
+//    (the heap, without mapped files such as SQLite's -shm) over the second half is reported in KiB/min.
 // Prints one JSON object (the numbers) on stdout; progress on stderr. Exit 0 when every check holds, 1 when
 // one fails, 2 when the run could not be set up.
 #include "lib/DurableStateChecker.h"
@@ -51,6 +54,8 @@ struct Sample
 {
     qint64 atMs = 0;
     qint64 rssKb = 0;
+    qint64 rssAnonKb = 0;
+    qint64 rssFileKb = 0;
     int fds = 0;
     int inFlight = 0;
 };
@@ -62,8 +67,13 @@ Sample sampleOf(qint64 pid)
     QFile status(QStringLiteral("/proc/%1/status").arg(pid));
     if (status.open(QIODevice::ReadOnly)) {
         for (const QByteArray &line : status.readAll().split('\n')) {
+            const auto kb = [&](int prefix) { return line.mid(prefix).trimmed().split(' ').value(0).toLongLong(); };
             if (line.startsWith("VmRSS:"))
-                s.rssKb = line.mid(6).trimmed().split(' ').value(0).toLongLong();
+                s.rssKb = kb(6);
+            else if (line.startsWith("RssAnon:"))
+                s.rssAnonKb = kb(8);
+            else if (line.startsWith("RssFile:"))
+                s.rssFileKb = kb(8);
         }
     }
     s.fds = int(QDir(QStringLiteral("/proc/%1/fd").arg(pid)).entryList(QDir::NoDotAndDotDot | QDir::System).size());
@@ -81,12 +91,36 @@ QJsonObject quarterGrowth(const QList<Sample> &samples)
     };
     const double rss1 = mean(0, q, [](const Sample &s) { return s.rssKb; });
     const double rss4 = mean(int(samples.size()) - q, q, [](const Sample &s) { return s.rssKb; });
+    const double rss3 = mean(int(samples.size()) - 2 * q, q, [](const Sample &s) { return s.rssKb; });
+    // Least-squares slope of anonymous RSS over the second half, per minute.
+    double slope = 0;
+    {
+        const int from = int(samples.size()) / 2;
+        const int n = int(samples.size()) - from;
+        double mx = 0, my = 0;
+        for (int i = from; i < int(samples.size()); ++i) {
+            mx += double(samples.at(i).atMs) / n;
+            my += double(samples.at(i).rssAnonKb) / n;
+        }
+        double sxy = 0, sxx = 0;
+        for (int i = from; i < int(samples.size()); ++i) {
+            const double dx = double(samples.at(i).atMs) - mx;
+            sxy += dx * (double(samples.at(i).rssAnonKb) - my);
+            sxx += dx * dx;
+        }
+        slope = sxx > 0 ? sxy / sxx * 60000.0 : 0.0;
+    }
     const double fd1 = mean(0, q, [](const Sample &s) { return s.fds; });
     const double fd4 = mean(int(samples.size()) - q, q, [](const Sample &s) { return s.fds; });
     return QJsonObject{{QStringLiteral("samples"), int(samples.size())},
                        {QStringLiteral("rss_kb_first_quarter"), qRound64(rss1)},
                        {QStringLiteral("rss_kb_last_quarter"), qRound64(rss4)},
                        {QStringLiteral("rss_growth_percent"), rss1 > 0 ? (rss4 - rss1) * 100.0 / rss1 : 0.0},
+                       {QStringLiteral("rss_kb_third_quarter"), qRound64(rss3)},
+                       {QStringLiteral("rss_steady_growth_percent"), rss3 > 0 ? (rss4 - rss3) * 100.0 / rss3 : 0.0},
+                       {QStringLiteral("rss_anon_slope_kb_per_min_second_half"), qRound64(slope)},
+                       {QStringLiteral("rss_anon_kb_last"), samples.isEmpty() ? 0 : samples.last().rssAnonKb},
+                       {QStringLiteral("rss_file_kb_last"), samples.isEmpty() ? 0 : samples.last().rssFileKb},
                        {QStringLiteral("fds_first_quarter"), fd1},
                        {QStringLiteral("fds_last_quarter"), fd4}};
 }
@@ -118,6 +152,9 @@ int main(int argc, char **argv)
     cli.addOption({QStringLiteral("max-rss-growth"),
                    QStringLiteral("Allowed RSS growth, last vs first quarter, in percent (default 20)."),
                    QStringLiteral("p"), QStringLiteral("20")});
+    cli.addOption({QStringLiteral("max-steady-rss-growth"),
+                   QStringLiteral("Allowed RSS growth, last vs third quarter, in percent (default 5)."),
+                   QStringLiteral("p"), QStringLiteral("5")});
     cli.addOption({QStringLiteral("max-fd-growth"),
                    QStringLiteral("Allowed growth of open fds, last vs first quarter (default 32)."),
                    QStringLiteral("n"), QStringLiteral("32")});
@@ -335,7 +372,7 @@ int main(int argc, char **argv)
     };
     QJsonArray sampleArray;
     for (const Sample &s : samples)
-        sampleArray.append(QJsonArray{(s.atMs - startedAt) / 1000, s.rssKb, s.fds, s.inFlight});
+        sampleArray.append(QJsonArray{(s.atMs - startedAt) / 1000, s.rssKb, s.fds, s.inFlight, s.rssAnonKb});
     int unplannedTotal = 0;
     for (int n : unplanned)
         unplannedTotal += n;
@@ -367,6 +404,9 @@ int main(int argc, char **argv)
         failures << QStringLiteral("too few RSS/fd samples (%1) to judge growth").arg(samples.size());
     else if (rssGrowth > cli.value(QStringLiteral("max-rss-growth")).toDouble())
         failures << QStringLiteral("RSS grew %1% (last vs first quarter)").arg(rssGrowth, 0, 'f', 1);
+    const double steadyGrowth = growth.value(QLatin1String("rss_steady_growth_percent")).toDouble();
+    if (samples.size() >= 8 && steadyGrowth > cli.value(QStringLiteral("max-steady-rss-growth")).toDouble())
+        failures << QStringLiteral("RSS grew %1% in the steady state (last vs third quarter)").arg(steadyGrowth, 0, 'f', 1);
     if (samples.size() >= 8 && fdGrowth > cli.value(QStringLiteral("max-fd-growth")).toDouble())
         failures << QStringLiteral("open fds grew by %1 (last vs first quarter)").arg(fdGrowth, 0, 'f', 1);
 
@@ -395,7 +435,7 @@ int main(int argc, char **argv)
         {QStringLiteral("failover_releases"), st.failoverReleases},
         {QStringLiteral("durable_report"), checked ? QJsonValue(checker.report(5)) : QJsonValue(checkError)},
         {QStringLiteral("growth"), growth},
-        {QStringLiteral("samples_s_rsskb_fds_open"), sampleArray},
+        {QStringLiteral("samples_s_rsskb_fds_open_anonkb"), sampleArray},
         {QStringLiteral("failures"), QJsonArray::fromStringList(failures)},
         {QStringLiteral("ok"), failures.isEmpty()},
     };
