@@ -182,7 +182,12 @@ void HttpConnection::processInbox()
         m_error = {};
         const size_t parsed =
             http_parser_execute(m_parser.get(), &parserSettings(), m_inbox.constData(), size_t(m_inbox.size()));
-        m_inbox.remove(0, qsizetype(parsed));
+        // All of it parsed (the usual case): drop the bytes without remove(), which would first copy a
+        // buffer still shared with the socket's read (megabytes during a large upload) only to empty it.
+        if (qsizetype(parsed) >= m_inbox.size())
+            m_inbox.clear();
+        else
+            m_inbox.remove(0, qsizetype(parsed));
         const auto err = HTTP_PARSER_ERRNO(m_parser.get());
         if (err == HPE_PAUSED) {
             http_parser_pause(m_parser.get(), 0);

@@ -180,8 +180,10 @@ int HttpConnection::onBody(const char *at, size_t length)
     if (m_body.isEmpty() && m_parser->content_length != ULLONG_MAX && !(m_parser->flags & F_CHUNKED)) {
         // http_parser counts content_length down as it delivers the body: this is what is left, this
         // callback's bytes included. One exact allocation instead of repeated growth (and its slack kept for
-        // the whole turn); onHeadersComplete already refused anything above the maximum.
-        m_body.reserve(qsizetype(qMin<quint64>(m_parser->content_length + length, quint64(m_config.maxBodyBytes))));
+        // the whole turn); onHeadersComplete already refused anything above the maximum. The 64 bytes of slack
+        // let the JSON scan read the body in place (simdjson reads up to 64 bytes past the end).
+        m_body.reserve(
+            qsizetype(qMin<quint64>(m_parser->content_length + length, quint64(m_config.maxBodyBytes))) + 64);
     }
     m_body.append(at, qsizetype(length));
     if (m_config.requestTimeoutMs > 0)

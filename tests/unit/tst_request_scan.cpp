@@ -92,6 +92,40 @@ private slots:
         QVERIFY(!scanResponsesRequest(body));
     }
 
+    // A body received with slack after it (HttpConnection reserves 64 bytes) is parsed in place: whatever lies
+    // in the slack must not count. A body cut short stays invalid even when the slack (after the NUL Qt keeps
+    // at the end) holds the rest.
+    void aBodyWithSlackIsReadOnlyToItsEnd()
+    {
+        const QByteArray whole("{\"model\":\"m\",\"input\":[],\"store\":false,\"stream\":true}");
+        const auto withSlack = [](const QByteArray &text, const QByteArray &slack) {
+            QByteArray b;
+            b.reserve(text.size() + 64);
+            b.append(text);
+            b.append(slack.left(64));
+            b.chop(qMin<qsizetype>(64, slack.size()));
+            return b;
+        };
+        const QByteArray cut = whole.left(whole.size() - 1); // no closing brace
+        const QByteArray inPlace = withSlack(cut, QByteArray("}") + QByteArray(63, ' '));
+        QVERIFY(inPlace.capacity() - inPlace.size() >= 64);
+        QCOMPARE(inPlace, cut);
+        QVERIFY(!scanResponsesRequest(inPlace));
+
+        const QByteArray good = withSlack(whole, QByteArray(",\"store\":true,\"model\":\"other\"}").leftJustified(64, 'x'));
+        QVERIFY(good.capacity() - good.size() >= 64);
+        const auto scan = scanResponsesRequest(good);
+        QVERIFY(scan);
+        QCOMPARE(scan->model, QStringLiteral("m"));
+        QCOMPARE(scan->store, std::optional<bool>(false));
+        QVERIFY(scan->forwardableAsIs());
+        // The same bytes without slack (copied into a padded buffer) scan the same.
+        const auto copied = scanResponsesRequest(QByteArray(whole.constData(), whole.size()));
+        QVERIFY(copied);
+        QCOMPARE(copied->model, scan->model);
+        QCOMPARE(copied->forwardableAsIs(), scan->forwardableAsIs());
+    }
+
     void readsEscapedAndUnicodeValues()
     {
         const auto scan = scanResponsesRequest(
