@@ -4,6 +4,7 @@
 // backend (no keychain needed) and a stand-in for the running proxy's /api/status.
 
 #include "TestSupport.h"
+#include "lib/TestFiles.h"
 #include "config/Config.h"
 #include "http/HttpResponse.h"
 #include "http/HttpServer.h"
@@ -111,13 +112,7 @@ public:
         c.secretBackend = QStringLiteral("database");
         c.secretKeyFile = m_dir.path() + QStringLiteral("/secret.key");
         if (!QFile::exists(c.secretKeyFile)) {
-            QByteArray key(32, Qt::Uninitialized);
-            QRandomGenerator::securelySeeded().fillRange(reinterpret_cast<quint32 *>(key.data()), 8);
-            QFile f(c.secretKeyFile);
-            f.open(QIODevice::WriteOnly);
-            f.write(key.toHex() + '\n');
-            f.close();
-            f.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+            writeSecretKeyFile(c.secretKeyFile);
         }
         return c;
     }

@@ -9,6 +9,7 @@
 //
 // No keychain: tokens are sealed in the database (SWITCHYARD_SECRET_BACKEND=database).
 // Knobs: SWITCHYARD_CRASH_CYCLES (default 20), SWITCHYARD_CRASH_SEED (default random, printed).
+#include "lib/TestFiles.h"
 #include "lib/DurableStateChecker.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
@@ -54,30 +55,6 @@ bool spinUntil(const std::function<bool()> &done, int timeoutMs)
         QTest::qWait(20);
     }
     return true;
-}
-
-// Runs `query` on a read-only connection of the test's own; every row's first column.
-QStringList sqliteColumn(const QString &path, const QString &query, QString *error)
-{
-    static int counter = 0;
-    const QString name = QStringLiteral("crash-check-%1").arg(++counter);
-    QStringList out;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(path);
-        db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000"));
-        if (!db.open()) {
-            *error = db.lastError().text();
-        } else {
-            QSqlQuery q(db);
-            if (!q.exec(query))
-                *error = q.lastError().text();
-            while (q.next())
-                out << q.value(0).toString();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return out;
 }
 
 // Another connection holding the database's write lock (BEGIN IMMEDIATE): to the proxy a disk that stalls its
@@ -239,13 +216,7 @@ private slots:
         QVERIFY(m_tmp.isValid());
         QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
         m_keyFile = m_tmp.filePath(QStringLiteral("secrets.key"));
-        QByteArray key(32, Qt::Uninitialized);
-        QRandomGenerator::securelySeeded().fillRange(reinterpret_cast<quint32 *>(key.data()), 8);
-        QFile f(m_keyFile);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(key.toHex() + '\n');
-        f.close();
-        QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+        QVERIFY(writeSecretKeyFile(m_keyFile));
     }
 
     void killNineDuringHeavyStreaming()
@@ -281,7 +252,7 @@ private slots:
             if (deadIncarnation > 0) {
                 // The killed incarnation's slots were reclaimed before this one served: in the durable rows...
                 QString error;
-                const QStringList stale = sqliteColumn(
+                const QStringList stale = readSqliteColumn(
                     database,
                     QStringLiteral("SELECT account_id || '#' || slot_index FROM owner_slots WHERE owner_replica = '%1' "
                                    "AND owner_incarnation = %2")
@@ -369,7 +340,7 @@ private slots:
             QVERIFY2(load.waitIdle(20000), "client turns did not end after the kill");
 
             QString error;
-            const QStringList integrity = sqliteColumn(database, QStringLiteral("PRAGMA integrity_check"), &error);
+            const QStringList integrity = readSqliteColumn(database, QStringLiteral("PRAGMA integrity_check"), &error);
             QVERIFY2(error.isEmpty(), qPrintable(error));
             QCOMPARE(integrity, QStringList{QStringLiteral("ok")});
 
@@ -396,7 +367,7 @@ private slots:
         // One last start: the last kill's slots are reclaimed too, and a clean stop leaves a quiescent state.
         QVERIFY2(proxy.start(m_fake.baseUrl(), 30000), qPrintable(proxy.errorString()));
         QString error;
-        const QStringList stale = sqliteColumn(
+        const QStringList stale = readSqliteColumn(
             database,
             QStringLiteral("SELECT slot_index FROM owner_slots WHERE owner_replica = '%1' AND owner_incarnation = %2")
                 .arg(replicaId)
@@ -404,7 +375,7 @@ private slots:
             &error);
         QVERIFY2(error.isEmpty() && stale.isEmpty(), qPrintable(error + stale.join(QLatin1Char(' '))));
         QCOMPARE(proxy.stop(30000), 0);
-        QCOMPARE(sqliteColumn(database, QStringLiteral("PRAGMA integrity_check"), &error),
+        QCOMPARE(readSqliteColumn(database, QStringLiteral("PRAGMA integrity_check"), &error),
                  QStringList{QStringLiteral("ok")});
 
         DurableStateChecker checker(database);

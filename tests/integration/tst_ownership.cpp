@@ -14,6 +14,7 @@
 //
 // Environment knobs: SWITCHYARD_STRESS_SEED (default: random, printed), SWITCHYARD_STRESS_SECONDS (default 50),
 // SWITCHYARD_STRESS_MIN_TURNS (default 2000).
+#include "lib/TestFiles.h"
 #include "lib/DurableStateChecker.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
@@ -702,13 +703,7 @@ private slots:
         QVERIFY(m_tmp.isValid());
         QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
         m_keyFile = m_tmp.filePath(QStringLiteral("replicas.key"));
-        QByteArray key(32, Qt::Uninitialized);
-        QRandomGenerator::securelySeeded().fillRange(reinterpret_cast<quint32 *>(key.data()), 8);
-        QFile f(m_keyFile);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(key.toHex() + '\n');
-        f.close();
-        QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+        QVERIFY(writeSecretKeyFile(m_keyFile));
     }
 
     void inv1AnchorCurrent()

@@ -2,6 +2,7 @@
 // `accounts import` seals the tokens into the database, `serve` reads them and a turn reaches the fake
 // upstream with the right account's token, `accounts remove` deletes the sealed row, a key file others can
 // read stops every command with exit 3, and a different key file leaves the accounts without credentials.
+#include "lib/TestFiles.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
@@ -39,14 +40,7 @@ const HttpHeaderList kCodexHeaders{{"content-type", "application/json"}, {"autho
 
 bool writeKey(const QString &path, QFile::Permissions perms)
 {
-    QByteArray key(32, Qt::Uninitialized);
-    QRandomGenerator::securelySeeded().fillRange(reinterpret_cast<quint32 *>(key.data()), 8);
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
-        return false;
-    f.write(key.toHex() + '\n');
-    f.close();
-    return f.setPermissions(perms);
+    return writeSecretKeyFile(path, perms);
 }
 
 QList<QByteArray> secretsOf(const FakeAccount &a)

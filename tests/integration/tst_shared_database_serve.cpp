@@ -5,6 +5,7 @@
 // list --json` and `requests --json` of either read the same rows, no SQLite file appears in a data directory,
 // no dump of the PostgreSQL database holds a token, and neither the password of the URL nor a token reaches
 // any output. An invalid URL exits 3 naming the variable; an unreachable server fails with the URL redacted.
+#include "lib/TestFiles.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/PostgresServer.h"
@@ -45,14 +46,7 @@ const HttpHeaderList kCodexHeaders{{"content-type", "application/json"}, {"autho
 
 bool writeKey(const QString &path)
 {
-    QByteArray key(32, Qt::Uninitialized);
-    QRandomGenerator::securelySeeded().fillRange(reinterpret_cast<quint32 *>(key.data()), 8);
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
-        return false;
-    f.write(key.toHex() + '\n');
-    f.close();
-    return f.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+    return writeSecretKeyFile(path);
 }
 
 QList<QByteArray> secretsOf(const FakeAccount &a)

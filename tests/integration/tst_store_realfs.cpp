@@ -12,6 +12,7 @@
 // The whole process runs in a private mount namespace (entered in main() before any thread exists), so the
 // mounts vanish with it however it dies. Not root: an unprivileged user namespace is used; if neither works
 // the test fails and says why.
+#include "lib/TestFiles.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
@@ -175,13 +176,7 @@ private slots:
         QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
         // The key stays off the small filesystem: a full or read-only store must not also lose its key.
         m_keyFile = m_tmp.filePath(QStringLiteral("secrets.key"));
-        QByteArray key(32, Qt::Uninitialized);
-        QRandomGenerator::securelySeeded().fillRange(reinterpret_cast<quint32 *>(key.data()), 8);
-        QFile f(m_keyFile);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(key.toHex() + '\n');
-        f.close();
-        QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+        QVERIFY(writeSecretKeyFile(m_keyFile));
     }
 
     void init()

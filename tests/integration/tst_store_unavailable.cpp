@@ -11,6 +11,7 @@
 // every second) when the store takes writes again; the rows of the turns that finished meanwhile (kept in
 // memory) and of the refused ones are then written, with their usage; new turns are served again; and the
 // durable state still satisfies the ownership invariants.
+#include "lib/TestFiles.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/PostgresServer.h"
 #include "lib/ProxyProcess.h"
@@ -54,13 +55,7 @@ private slots:
         QVERIFY(m_tmp.isValid());
         QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
         m_keyFile = m_tmp.filePath(QStringLiteral("secrets.key"));
-        QByteArray key(32, Qt::Uninitialized);
-        QRandomGenerator::securelySeeded().fillRange(reinterpret_cast<quint32 *>(key.data()), 8);
-        QFile f(m_keyFile);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(key.toHex() + '\n');
-        f.close();
-        QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+        QVERIFY(writeSecretKeyFile(m_keyFile));
     }
 
     void init() { QVERIFY(m_fake.reset()); }

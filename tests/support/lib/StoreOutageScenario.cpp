@@ -211,27 +211,4 @@ void runStoreOutageScenario(ProxyProcess &proxy, FakeUpstreamProcess &fake, cons
     qDeleteAll(turns);
 }
 
-QStringList readSqliteColumn(const QString &path, const QString &query, QString *error)
-{
-    static int counter = 0;
-    const QString name = QStringLiteral("outage-check-%1").arg(++counter);
-    QStringList out;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(path);
-        db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000"));
-        if (!db.open()) {
-            *error = db.lastError().text();
-        } else {
-            QSqlQuery q(db);
-            if (!q.exec(query))
-                *error = q.lastError().text();
-            while (q.next())
-                out << q.value(0).toString();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return out;
-}
-
 } // namespace sy::test

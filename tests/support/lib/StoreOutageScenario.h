@@ -2,6 +2,7 @@
 
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/ProxyProcess.h"
+#include "lib/TestFiles.h" // readSqliteColumn, used with the scenario
 
 #include <QString>
 #include <functional>
@@ -31,7 +32,6 @@ struct StoreOutage
 // stop() the durable state satisfies the ownership invariants. Check QTest::currentTestFailed() afterwards.
 void runStoreOutageScenario(ProxyProcess &proxy, FakeUpstreamProcess &fake, const StoreOutage &outage);
 
-// The first column of `query` on a read-only connection of the test's own to the SQLite file at `path`.
-QStringList readSqliteColumn(const QString &path, const QString &query, QString *error);
+
 
 } // namespace sy::test

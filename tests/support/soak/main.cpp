@@ -15,6 +15,7 @@
 //    (the heap, without mapped files such as SQLite's -shm) over the second half is reported in KiB/min.
 // Prints one JSON object (the numbers) on stdout; progress on stderr. Exit 0 when every check holds, 1 when
 // one fails, 2 when the run could not be set up.
+#include "lib/TestFiles.h"
 #include "lib/DurableStateChecker.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/ProxyProcess.h"
@@ -180,16 +181,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const QString keyFile = tmp.filePath(QStringLiteral("secrets.key"));
-    {
-        QByteArray key(32, Qt::Uninitialized);
-        QRandomGenerator::securelySeeded().fillRange(reinterpret_cast<quint32 *>(key.data()), 8);
-        QFile f(keyFile);
-        if (!f.open(QIODevice::WriteOnly))
-            return 2;
-        f.write(key.toHex() + '\n');
-        f.close();
-        f.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
-    }
+    if (!writeSecretKeyFile(keyFile))
+        return 2;
     const QString database = tmp.filePath(QStringLiteral("soak.sqlite"));
     ProxyProcess proxy;
     proxy.setConfig(QJsonObject{{QStringLiteral("slots_per_account"), kSlotsPerAccount},
