@@ -9,6 +9,7 @@
 #include "store/DatabaseLocation.h"
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
+#include "util/EpollEventDispatcher.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -44,6 +45,17 @@ int ProxyHost::drainMs() const
         QMetaObject::invokeMethod(m_proxy, [this, &seconds] { seconds = m_proxy->config()->drainS; },
                                   Qt::BlockingQueuedConnection);
     return seconds * 1000;
+}
+
+void ProxyHost::installProxyEventDispatcher()
+{
+    // epoll on Linux (util/EpollEventDispatcher.h); SWITCHYARD_EVENT_DISPATCHER=qt keeps Qt's own, for
+    // comparisons (bench/README.md) and as a way out should the epoll one ever misbehave.
+    if (m_proxyThread.eventDispatcher()
+        || qEnvironmentVariable("SWITCHYARD_EVENT_DISPATCHER") == QLatin1String("qt"))
+        return;
+    if (QAbstractEventDispatcher *dispatcher = EpollEventDispatcher::create())
+        m_proxyThread.setEventDispatcher(dispatcher);
 }
 
 QString ProxyHost::start()
@@ -86,6 +98,7 @@ QString ProxyHost::start()
     m_proxy->moveToThread(&m_proxyThread);
     connect(&m_proxyThread, &QThread::finished, m_proxy, &QObject::deleteLater);
     connect(&m_proxyThread, &QThread::finished, m_secrets, &QObject::deleteLater);
+    installProxyEventDispatcher();
     m_proxyThread.start();
     QString listenError;
     QMetaObject::invokeMethod(m_proxy, "start", Qt::BlockingQueuedConnection, Q_RETURN_ARG(QString, listenError));

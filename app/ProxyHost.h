@@ -45,6 +45,7 @@ private:
     // True when no turn is in flight any more (within timeoutMs).
     bool waitForTurns(int timeoutMs);
     void writeInstanceFile();
+    void installProxyEventDispatcher();
 
     Config m_config;
     std::optional<ConfigOverrides> m_watchOverrides;

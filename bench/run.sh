@@ -211,11 +211,19 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     c0=$(cpu_ticks $pids)
     local p0=0 p1 s0=0 s1 t0 t1
     [ "$target" = switchyard ] && p0=$(thread_ticks "$SY_PID" proxy) && s0=$(thread_ticks "$SY_PID" store)
+    local perf_pid=""
+    if [ "$target" = switchyard ] && [ -n "${BENCH_PERF:-}" ]; then
+        # Profiling aid (not part of the table): BENCH_PERF=PREFIX records the server during each of its runs.
+        perf record -q -e cpu-clock -F 1999 --call-graph dwarf,16384 -p "$SY_PID" -o "$BENCH_PERF.$scen.data" \
+            >/dev/null 2>&1 &
+        perf_pid=$!
+    fi
     t0=$(date +%s%N)
     out=$("$LOAD" --url "$(url_for "$target" "$kind")" --kind "$kind" --concurrency "$conc" \
         --duration "$SECONDS_PER_RUN" --session-prefix "r$RUN-$target" "$@" 2>>"$WORK/load.err" || true)
     c1=$(cpu_ticks $pids)
     t1=$(date +%s%N)
+    [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; }
     if [ "$target" = switchyard ]; then
         # How busy the one proxy thread was over the whole run (warm-up included): near 100 % it is the limit.
         p1=$(thread_ticks "$SY_PID" proxy)

@@ -1,0 +1,426 @@
+#include "util/EpollEventDispatcher.h"
+
+#include <QCoreApplication>
+#include <QSocketNotifier>
+#include <QTimerEvent>
+
+#ifdef Q_OS_LINUX
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <ctime>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+#endif
+
+namespace sy {
+
+#ifndef Q_OS_LINUX
+
+QAbstractEventDispatcher *EpollEventDispatcher::create()
+{
+    return nullptr;
+}
+
+#else
+
+namespace {
+
+constexpr int kTypes = 3; // QSocketNotifier::Read, Write, Exception, used as indexes
+constexpr int kMaxEventsPerWait = 256;
+
+qint64 nowNs()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// epoll's user data for a socket: its descriptor and the generation of its registration. A descriptor that is
+// closed and reused while a batch of events is being delivered gets a new generation, so the old socket's
+// events are not handed to the new socket's notifiers. Generation 0 marks the wake-up eventfd.
+quint64 eventKey(int fd, quint32 generation)
+{
+    return (quint64(generation) << 32) | quint32(fd);
+}
+
+} // namespace
+
+struct EpollEventDispatcher::State
+{
+    int epollFd = -1;
+    int wakeFd = -1;
+    QAtomicInt wakePending;
+    QAtomicInt interrupted;
+    quint64 controlCalls = 0;
+
+    struct Socket
+    {
+        QSocketNotifier *notifiers[kTypes] = {};
+        quint32 kernelMask = 0; // the events epoll watches for this descriptor now
+        quint32 generation = 0; // 0 while the descriptor is not in the epoll set
+        bool dirty = false;     // the wanted events changed; applied before the next wait
+    };
+    std::vector<Socket> sockets; // indexed by descriptor
+    std::vector<int> dirtySockets;
+    quint32 nextGeneration = 1;
+
+    struct Timer
+    {
+        QObject *object = nullptr;
+        qint64 intervalMs = 0;
+        Qt::TimerType type = Qt::CoarseTimer;
+        qint64 dueNs = 0;
+        bool firing = false; // its timer event is being delivered: not activated again until that returns
+    };
+    std::unordered_map<int, Timer> timers;
+    std::set<std::pair<qint64, int>> timerQueue; // (due, id), earliest first
+
+    ~State()
+    {
+        if (wakeFd >= 0)
+            ::close(wakeFd);
+        if (epollFd >= 0)
+            ::close(epollFd);
+    }
+
+    static quint32 wantedEvents(const Socket &s)
+    {
+        return (s.notifiers[QSocketNotifier::Read] ? quint32(EPOLLIN) : 0u)
+            | (s.notifiers[QSocketNotifier::Write] ? quint32(EPOLLOUT) : 0u)
+            | (s.notifiers[QSocketNotifier::Exception] ? quint32(EPOLLPRI) : 0u);
+    }
+
+    // Brings the kernel's interest for fd in line with its notifiers.
+    void control(int fd, Socket &s)
+    {
+        const quint32 want = wantedEvents(s);
+        if (want == 0) {
+            if (s.generation != 0) {
+                ++controlCalls;
+                // ENOENT/EBADF: the descriptor was already closed, which removed it from the set.
+                epoll_ctl(epollFd, EPOLL_CTL_DEL, fd, nullptr);
+            }
+            s.generation = 0;
+            s.kernelMask = 0;
+            return;
+        }
+        if (s.generation != 0 && want == s.kernelMask)
+            return;
+        const bool add = s.generation == 0;
+        if (add) {
+            s.generation = nextGeneration++;
+            if (nextGeneration == 0)
+                nextGeneration = 1;
+        }
+        epoll_event ev{};
+        ev.events = want;
+        ev.data.u64 = eventKey(fd, s.generation);
+        ++controlCalls;
+        int rc = epoll_ctl(epollFd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+        if (rc < 0 && add && errno == EEXIST)
+            rc = epoll_ctl(epollFd, EPOLL_CTL_MOD, fd, &ev);
+        else if (rc < 0 && !add && errno == ENOENT)
+            rc = epoll_ctl(epollFd, EPOLL_CTL_ADD, fd, &ev);
+        if (rc < 0) {
+            qWarning("EpollEventDispatcher: cannot watch socket %d: %s", fd, strerror(errno));
+            s.generation = 0;
+            s.kernelMask = 0;
+            return;
+        }
+        s.kernelMask = want;
+    }
+
+    void applyChanges()
+    {
+        for (int fd : dirtySockets) {
+            Socket &s = sockets[size_t(fd)];
+            s.dirty = false;
+            control(fd, s);
+        }
+        dirtySockets.clear();
+    }
+
+    void markDirty(int fd, Socket &s)
+    {
+        if (!s.dirty) {
+            s.dirty = true;
+            dirtySockets.push_back(fd);
+        }
+    }
+
+    void drainWakeUps()
+    {
+        quint64 value;
+        while (::read(wakeFd, &value, sizeof value) < 0 && errno == EINTR) {
+        }
+        wakePending.storeRelease(0);
+    }
+
+    // Delivers one epoll event to the notifiers of fd that it concerns; the socket is looked up again before
+    // each delivery, since a handler may disable notifiers or close and reuse the descriptor.
+    int activateSocket(int fd, quint32 generation, quint32 events)
+    {
+        int delivered = 0;
+        for (int type = 0; type < kTypes; ++type) {
+            if (size_t(fd) >= sockets.size() || sockets[size_t(fd)].generation != generation)
+                return delivered;
+            const Socket &s = sockets[size_t(fd)];
+            QSocketNotifier *notifier = s.notifiers[type];
+            if (!notifier)
+                continue;
+            bool ready = false;
+            switch (type) {
+            case QSocketNotifier::Read:
+                ready = events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR);
+                break;
+            case QSocketNotifier::Write:
+                // A hang-up with nobody reading would be reported forever: let the writer see it fail.
+                ready = (events & (EPOLLOUT | EPOLLERR))
+                    || ((events & EPOLLHUP) && !s.notifiers[QSocketNotifier::Read]);
+                break;
+            default:
+                ready = events & EPOLLPRI;
+                break;
+            }
+            if (!ready)
+                continue;
+            QEvent event(QEvent::SockAct);
+            QCoreApplication::sendEvent(notifier, &event);
+            ++delivered;
+        }
+        return delivered;
+    }
+
+    // Milliseconds until the earliest timer that may fire now is due, rounded up; -1 without one.
+    int msUntilNextTimer() const
+    {
+        const qint64 now = nowNs();
+        for (const auto &[due, id] : timerQueue) {
+            auto it = timers.find(id);
+            if (it == timers.end() || it->second.firing)
+                continue;
+            const qint64 left = due - now;
+            if (left <= 0)
+                return 0;
+            return int(qMin<qint64>((left + 999'999) / 1'000'000, INT_MAX));
+        }
+        return -1;
+    }
+
+    int activateTimers()
+    {
+        if (timerQueue.empty())
+            return 0;
+        const qint64 now = nowNs();
+        // The timers due now, taken before any fires: one restarted by its own handler, or of 0 ms, waits for
+        // the next pass, so a pass always ends.
+        std::vector<int> due;
+        for (auto it = timerQueue.begin(); it != timerQueue.end() && it->first <= now; ++it)
+            due.push_back(it->second);
+        int fired = 0;
+        for (int id : due) {
+            auto it = timers.find(id);
+            if (it == timers.end() || it->second.firing || it->second.dueNs > now)
+                continue; // stopped, running, or restarted by an earlier handler of this pass
+            Timer &t = it->second;
+            timerQueue.erase({t.dueNs, id});
+            const qint64 intervalNs = t.intervalMs * 1'000'000;
+            t.dueNs += intervalNs;
+            if (t.dueNs < now)
+                t.dueNs = now + intervalNs; // late: the next one is an interval from now, not a burst
+            timerQueue.emplace(t.dueNs, id);
+            t.firing = true;
+            QObject *object = t.object;
+            QTimerEvent event(id);
+            QCoreApplication::sendEvent(object, &event); // may register, stop or restart timers
+            ++fired;
+            auto again = timers.find(id);
+            if (again != timers.end())
+                again->second.firing = false;
+        }
+        return fired;
+    }
+};
+
+QAbstractEventDispatcher *EpollEventDispatcher::create()
+{
+    auto state = std::make_unique<State>();
+    state->epollFd = epoll_create1(EPOLL_CLOEXEC);
+    state->wakeFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (state->epollFd < 0 || state->wakeFd < 0)
+        return nullptr;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = eventKey(state->wakeFd, 0);
+    if (epoll_ctl(state->epollFd, EPOLL_CTL_ADD, state->wakeFd, &ev) < 0)
+        return nullptr;
+    return new EpollEventDispatcher(std::move(state));
+}
+
+EpollEventDispatcher::EpollEventDispatcher(std::unique_ptr<State> state) : d(std::move(state)) {}
+
+EpollEventDispatcher::~EpollEventDispatcher() = default;
+
+bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
+{
+    d->interrupted.storeRelaxed(0);
+    emit awake();
+    QCoreApplication::sendPostedEvents();
+
+    int timeoutMs = 0;
+    if ((flags & QEventLoop::WaitForMoreEvents) && !d->interrupted.loadRelaxed()) {
+        timeoutMs = d->msUntilNextTimer();
+        if (timeoutMs != 0)
+            emit aboutToBlock();
+    }
+    if (d->interrupted.loadRelaxed())
+        return false;
+
+    d->applyChanges();
+    epoll_event events[kMaxEventsPerWait];
+    int n = epoll_wait(d->epollFd, events, kMaxEventsPerWait, timeoutMs);
+    if (n < 0) {
+        if (errno != EINTR)
+            qWarning("EpollEventDispatcher: epoll_wait: %s", strerror(errno));
+        n = 0;
+    }
+
+    int activity = 0;
+    for (int i = 0; i < n; ++i) {
+        const quint64 key = events[i].data.u64;
+        const int fd = int(quint32(key));
+        const quint32 generation = quint32(key >> 32);
+        if (generation == 0) {
+            d->drainWakeUps();
+            ++activity;
+            continue;
+        }
+        if (flags & QEventLoop::ExcludeSocketNotifiers)
+            continue; // level-triggered: reported again by the next wait that includes them
+        activity += d->activateSocket(fd, generation, events[i].events);
+    }
+    if (!(flags & QEventLoop::X11ExcludeTimers))
+        activity += d->activateTimers();
+    return activity > 0;
+}
+
+void EpollEventDispatcher::registerSocketNotifier(QSocketNotifier *notifier)
+{
+    const int fd = int(notifier->socket());
+    const int type = notifier->type();
+    if (fd < 0 || type < 0 || type >= kTypes)
+        return;
+    if (size_t(fd) >= d->sockets.size())
+        d->sockets.resize(size_t(fd) + 1);
+    State::Socket &s = d->sockets[size_t(fd)];
+    if (s.notifiers[type] && s.notifiers[type] != notifier)
+        qWarning("EpollEventDispatcher: socket %d already has a notifier of type %d", fd, type);
+    s.notifiers[type] = notifier;
+    d->markDirty(fd, s);
+}
+
+void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
+{
+    const int fd = int(notifier->socket());
+    const int type = notifier->type();
+    if (fd < 0 || size_t(fd) >= d->sockets.size() || type < 0 || type >= kTypes)
+        return;
+    State::Socket &s = d->sockets[size_t(fd)];
+    if (s.notifiers[type] != notifier)
+        return;
+    s.notifiers[type] = nullptr;
+    if (State::wantedEvents(s) == 0) {
+        // Removed from the set now, not at the next wait: the descriptor is usually closed next, and a new
+        // socket that reuses its number must not find a stale registration that looks current.
+        d->control(fd, s);
+    } else {
+        d->markDirty(fd, s);
+    }
+}
+
+void EpollEventDispatcher::registerTimer(int timerId, qint64 interval, Qt::TimerType timerType, QObject *object)
+{
+    unregisterTimer(timerId);
+    State::Timer t;
+    t.object = object;
+    t.intervalMs = qMax<qint64>(0, interval);
+    t.type = timerType;
+    t.dueNs = nowNs() + t.intervalMs * 1'000'000;
+    d->timerQueue.emplace(t.dueNs, timerId);
+    d->timers.emplace(timerId, t);
+}
+
+bool EpollEventDispatcher::unregisterTimer(int timerId)
+{
+    auto it = d->timers.find(timerId);
+    if (it == d->timers.end())
+        return false;
+    d->timerQueue.erase({it->second.dueNs, timerId});
+    d->timers.erase(it);
+    return true;
+}
+
+bool EpollEventDispatcher::unregisterTimers(QObject *object)
+{
+    bool any = false;
+    for (auto it = d->timers.begin(); it != d->timers.end();) {
+        if (it->second.object == object) {
+            d->timerQueue.erase({it->second.dueNs, it->first});
+            it = d->timers.erase(it);
+            any = true;
+        } else {
+            ++it;
+        }
+    }
+    return any;
+}
+
+QList<QAbstractEventDispatcher::TimerInfo> EpollEventDispatcher::registeredTimers(QObject *object) const
+{
+    QList<TimerInfo> list;
+    for (const auto &[id, t] : d->timers) {
+        if (t.object == object)
+            list.append(TimerInfo(id, int(qMin<qint64>(t.intervalMs, INT_MAX)), t.type));
+    }
+    return list;
+}
+
+int EpollEventDispatcher::remainingTime(int timerId)
+{
+    auto it = d->timers.find(timerId);
+    if (it == d->timers.end())
+        return -1;
+    const qint64 left = it->second.dueNs - nowNs();
+    return left <= 0 ? 0 : int(qMin<qint64>((left + 500'000) / 1'000'000, INT_MAX));
+}
+
+void EpollEventDispatcher::wakeUp()
+{
+    if (d->wakePending.testAndSetAcquire(0, 1)) {
+        const quint64 one = 1;
+        while (::write(d->wakeFd, &one, sizeof one) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+void EpollEventDispatcher::interrupt()
+{
+    d->interrupted.storeRelaxed(1);
+    wakeUp();
+}
+
+quint64 EpollEventDispatcher::controlCalls() const
+{
+    return d->controlCalls;
+}
+
+#endif // Q_OS_LINUX
+
+} // namespace sy

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <QAbstractEventDispatcher>
+
+#include <memory>
+
+namespace sy {
+
+// An event dispatcher for the proxy thread built on Linux epoll, eventfd and an ordered timer set.
+//
+// Qt's own dispatchers on Linux (glib's main loop, or QEventDispatcherUNIX) hand the whole list of socket
+// notifiers to poll() on every wake-up and keep timers in a list searched linearly. With a few hundred
+// client and upstream sockets open, that per-wake-up scan was the largest single cost of the proxy thread
+// (bench/README.md, "event dispatcher"). Here a wake-up costs the sockets that are ready, and a timer start
+// or stop costs O(log n).
+//
+// Semantics follow Qt's: socket notifiers are level-triggered (a hang-up or error wakes the read notifier,
+// an error the write one), timers fire no earlier than their interval and are not re-entered while their
+// own handler runs, posted events wake the loop from any thread, interrupt() ends a processEvents() call.
+class EpollEventDispatcher final : public QAbstractEventDispatcher
+{
+public:
+    // A dispatcher for this platform, or nullptr where epoll is not available (Qt's default is used there).
+    static QAbstractEventDispatcher *create();
+
+    ~EpollEventDispatcher() override;
+
+    bool processEvents(QEventLoop::ProcessEventsFlags flags) override;
+
+    void registerSocketNotifier(QSocketNotifier *notifier) override;
+    void unregisterSocketNotifier(QSocketNotifier *notifier) override;
+
+    void registerTimer(int timerId, qint64 interval, Qt::TimerType timerType, QObject *object) override;
+    bool unregisterTimer(int timerId) override;
+    bool unregisterTimers(QObject *object) override;
+    QList<TimerInfo> registeredTimers(QObject *object) const override;
+    int remainingTime(int timerId) override;
+
+    void wakeUp() override;
+    void interrupt() override;
+
+    // For tests: how many epoll_ctl calls were made (deferred changes that cancel out make none).
+    quint64 controlCalls() const;
+
+private:
+    struct State;
+    explicit EpollEventDispatcher(std::unique_ptr<State> state);
+    std::unique_ptr<State> d;
+};
+
+} // namespace sy

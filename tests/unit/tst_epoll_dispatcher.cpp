@@ -1,0 +1,360 @@
+// The proxy thread's epoll event dispatcher. This test installs it as the main thread's dispatcher before the
+// application exists, so everything below (Qt Test's own waits, nested event loops, QTcpServer, timers) runs on
+// it, and each case checks one promise of a Qt event dispatcher against it.
+#include "util/EpollEventDispatcher.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QPointer>
+#include <QSignalSpy>
+#include <QSocketNotifier>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTest>
+#include <QThread>
+#include <QTimer>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+using sy::EpollEventDispatcher;
+
+namespace {
+
+EpollEventDispatcher *installed()
+{
+    return dynamic_cast<EpollEventDispatcher *>(QAbstractEventDispatcher::instance());
+}
+
+// Each accepted socket echoes what it reads.
+class EchoServer : public QTcpServer
+{
+public:
+    EchoServer()
+    {
+        connect(this, &QTcpServer::newConnection, this, [this] {
+            while (QTcpSocket *s = nextPendingConnection()) {
+                connect(s, &QTcpSocket::readyRead, s, [s] { s->write(s->readAll()); });
+                connect(s, &QTcpSocket::disconnected, s, &QObject::deleteLater);
+            }
+        });
+    }
+};
+
+// Timer events recorded with their order and time since start.
+class TimerRecorder : public QObject
+{
+public:
+    QElapsedTimer clock;
+    std::vector<std::pair<int, qint64>> fired; // (timer id, ns since start)
+    std::function<void(int)> onFire;
+    TimerRecorder() { clock.start(); }
+
+protected:
+    void timerEvent(QTimerEvent *e) override
+    {
+        fired.emplace_back(e->timerId(), clock.nsecsElapsed());
+        if (onFire)
+            onFire(e->timerId());
+    }
+};
+
+} // namespace
+
+class TestEpollDispatcher : public QObject
+{
+    Q_OBJECT
+private slots:
+    void isTheDispatcherOfThisThread();
+    void manyClientsEchoConcurrently();
+    void largeTransferCompletes();
+    void timersFireInDueOrderAndNeverEarly();
+    void aTimerStoppedByAnEarlierHandlerDoesNotFire();
+    void aZeroTimerDoesNotStarveSockets();
+    void aTimerIsNotReenteredFromANestedLoop();
+    void remainingTimeAndRegisteredTimers();
+    void aPostFromAnotherThreadWakesTheLoop();
+    void quitFromAnotherThreadEndsItsLoop();
+    void aReusedDescriptorIsWatchedAgain();
+    void togglingANotifierCostsNoSystemCallUntilTheWait();
+    void deleteLaterRunsBackInTheLoop();
+};
+
+void TestEpollDispatcher::isTheDispatcherOfThisThread()
+{
+    // Without this, every other case could pass on Qt's own dispatcher.
+    QVERIFY(installed());
+}
+
+void TestEpollDispatcher::manyClientsEchoConcurrently()
+{
+    EchoServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost));
+    constexpr int kClients = 200;
+    std::vector<std::unique_ptr<QTcpSocket>> clients;
+    std::vector<QByteArray> received(kClients);
+    for (int i = 0; i < kClients; ++i) {
+        auto c = std::make_unique<QTcpSocket>();
+        QTcpSocket *raw = c.get();
+        connect(raw, &QTcpSocket::connected, raw, [raw, i] { raw->write(QByteArray(1000 + i, char('a' + i % 26))); });
+        connect(raw, &QTcpSocket::readyRead, raw, [raw, &received, i] { received[size_t(i)] += raw->readAll(); });
+        c->connectToHost(server.serverAddress(), server.serverPort());
+        clients.push_back(std::move(c));
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            for (int i = 0; i < kClients; ++i) {
+                if (received[size_t(i)].size() != 1000 + i)
+                    return false;
+            }
+            return true;
+        }(),
+        20000);
+    for (int i = 0; i < kClients; ++i)
+        QCOMPARE(received[size_t(i)], QByteArray(1000 + i, char('a' + i % 26)));
+}
+
+void TestEpollDispatcher::largeTransferCompletes()
+{
+    // Far beyond the socket buffers: the writer's write notifier goes on and off many times.
+    EchoServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost));
+    QTcpSocket client;
+    QByteArray payload(8 * 1024 * 1024, '\0');
+    for (int i = 0; i < payload.size(); ++i)
+        payload[i] = char(i * 131 % 251);
+    QByteArray back;
+    connect(&client, &QTcpSocket::readyRead, &client, [&] { back += client.readAll(); });
+    client.connectToHost(server.serverAddress(), server.serverPort());
+    QVERIFY(client.waitForConnected(5000));
+    client.write(payload);
+    QTRY_COMPARE_WITH_TIMEOUT(back.size(), payload.size(), 30000);
+    QVERIFY(back == payload);
+}
+
+void TestEpollDispatcher::timersFireInDueOrderAndNeverEarly()
+{
+    TimerRecorder r;
+    r.onFire = [&](int id) { r.killTimer(id); }; // each fires once
+    const int t30 = r.startTimer(30, Qt::PreciseTimer);
+    const int t10 = r.startTimer(10, Qt::PreciseTimer);
+    const int t20 = r.startTimer(20, Qt::PreciseTimer);
+    // A real event loop, which sleeps until the next timer is due (QTest::qWait polls every 10 ms and would
+    // hide a timer that fired early).
+    QEventLoop loop;
+    QTimer::singleShot(80, Qt::PreciseTimer, &loop, &QEventLoop::quit);
+    loop.exec();
+    QCOMPARE(r.fired.size(), size_t(3));
+    QCOMPARE(r.fired[0].first, t10);
+    QCOMPARE(r.fired[1].first, t20);
+    QCOMPARE(r.fired[2].first, t30);
+    // Not early (this is the timer's contract, not a speed check: late is allowed, early never).
+    QVERIFY2(r.fired[0].second >= 10'000'000, qPrintable(QString::number(r.fired[0].second)));
+    QVERIFY(r.fired[1].second >= 20'000'000);
+    QVERIFY(r.fired[2].second >= 30'000'000);
+}
+
+void TestEpollDispatcher::aTimerStoppedByAnEarlierHandlerDoesNotFire()
+{
+    TimerRecorder r;
+    const int first = r.startTimer(5, Qt::PreciseTimer);
+    const int second = r.startTimer(5, Qt::PreciseTimer);
+    // Both are due in the same pass: the first one's handler stops the second.
+    QTest::qSleep(20);
+    r.onFire = [&](int id) {
+        if (id == first) {
+            r.killTimer(second);
+            r.killTimer(first);
+        }
+    };
+    QTest::qWait(50);
+    QCOMPARE(r.fired.size(), size_t(1));
+    QCOMPARE(r.fired[0].first, first);
+}
+
+void TestEpollDispatcher::aZeroTimerDoesNotStarveSockets()
+{
+    int spins = 0;
+    QTimer zero;
+    zero.setInterval(0);
+    connect(&zero, &QTimer::timeout, this, [&] { ++spins; });
+    zero.start();
+    EchoServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost));
+    QTcpSocket client;
+    QByteArray back;
+    connect(&client, &QTcpSocket::readyRead, &client, [&] { back += client.readAll(); });
+    client.connectToHost(server.serverAddress(), server.serverPort());
+    client.write("ping");
+    QTRY_COMPARE_WITH_TIMEOUT(back, QByteArray("ping"), 5000);
+    QVERIFY(spins > 0);
+    // And it keeps firing once per pass.
+    const int before = spins;
+    QTRY_VERIFY_WITH_TIMEOUT(spins > before + 10, 5000);
+}
+
+void TestEpollDispatcher::aTimerIsNotReenteredFromANestedLoop()
+{
+    TimerRecorder r;
+    int depth = 0;
+    int maxDepth = 0;
+    const int id = r.startTimer(1, Qt::PreciseTimer);
+    r.onFire = [&](int) {
+        ++depth;
+        maxDepth = qMax(maxDepth, depth);
+        if (r.fired.size() == 1) {
+            QEventLoop nested;
+            QTimer::singleShot(30, &nested, &QEventLoop::quit);
+            nested.exec(); // the 1 ms timer comes due many times in here
+        }
+        --depth;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(r.fired.size() >= 3, 5000);
+    r.killTimer(id);
+    QCOMPARE(maxDepth, 1);
+}
+
+void TestEpollDispatcher::remainingTimeAndRegisteredTimers()
+{
+    QTimer t;
+    t.setTimerType(Qt::PreciseTimer);
+    t.start(10'000);
+    const int left = t.remainingTime();
+    QVERIFY2(left > 9'000 && left <= 10'000, qPrintable(QString::number(left)));
+    const QList<QAbstractEventDispatcher::TimerInfo> timers = installed()->registeredTimers(&t);
+    QCOMPARE(timers.size(), 1);
+    QCOMPARE(timers.first().timerId, t.timerId());
+    QCOMPARE(timers.first().interval, 10'000);
+    t.stop();
+    QVERIFY(installed()->registeredTimers(&t).isEmpty());
+    QCOMPARE(installed()->remainingTime(123456), -1);
+}
+
+void TestEpollDispatcher::aPostFromAnotherThreadWakesTheLoop()
+{
+    // No timer and no socket would wake the loop: only the post can.
+    QObject receiver;
+    bool arrived = false;
+    QEventLoop loop;
+    std::thread poster([&] {
+        QThread::msleep(50);
+        QMetaObject::invokeMethod(&receiver, [&] {
+            arrived = true;
+            loop.quit();
+        }, Qt::QueuedConnection);
+    });
+    QTimer failsafe; // only ends a hang; the check below tells which way it ended
+    failsafe.setSingleShot(true);
+    connect(&failsafe, &QTimer::timeout, &loop, &QEventLoop::quit);
+    failsafe.start(10'000);
+    loop.exec();
+    poster.join();
+    QVERIFY(arrived);
+}
+
+void TestEpollDispatcher::quitFromAnotherThreadEndsItsLoop()
+{
+    QThread worker;
+    QAbstractEventDispatcher *dispatcher = EpollEventDispatcher::create();
+    QVERIFY(dispatcher);
+    worker.setEventDispatcher(dispatcher);
+    worker.start();
+    QTRY_VERIFY(worker.isRunning());
+    bool ranThere = false;
+    QMetaObject::invokeMethod(dispatcher, [&] { ranThere = QThread::currentThread() == &worker; },
+                              Qt::BlockingQueuedConnection);
+    QVERIFY(ranThere);
+    worker.quit();
+    QVERIFY(worker.wait(10'000));
+}
+
+void TestEpollDispatcher::aReusedDescriptorIsWatchedAgain()
+{
+    // An accepted socket is closed and the next accept gets the same descriptor number, with no event-loop pass
+    // in between: the new socket must still be watched (a stale "already registered" record would leave it deaf).
+    QTcpServer server; // accepts only when told to
+    QVERIFY(server.listen(QHostAddress::LocalHost));
+    server.pauseAccepting();
+    QTcpSocket first;
+    first.connectToHost(server.serverAddress(), server.serverPort());
+    QVERIFY(first.waitForConnected(5000));
+    QVERIFY(server.waitForNewConnection(5000));
+    QTcpSocket *accepted = server.nextPendingConnection();
+    QVERIFY(accepted);
+    QTest::qWait(20); // a pass of the loop: the accepted socket's registration reaches the kernel
+    const qintptr oldFd = accepted->socketDescriptor();
+    QTcpSocket second;
+    second.connectToHost(server.serverAddress(), server.serverPort());
+    QVERIFY(second.waitForConnected(5000)); // now queued in the listen backlog
+    accepted->abort();                       // frees oldFd; its read notifier goes
+    QVERIFY(server.waitForNewConnection(5000));
+    QTcpSocket *reused = server.nextPendingConnection();
+    QVERIFY(reused);
+    if (reused->socketDescriptor() != oldFd)
+        QSKIP("the kernel handed out another descriptor number; the case cannot be set up here");
+    QByteArray got;
+    connect(reused, &QTcpSocket::readyRead, reused, [&] { got += reused->readAll(); });
+    second.write("hello");
+    QTRY_COMPARE_WITH_TIMEOUT(got, QByteArray("hello"), 5000);
+    delete accepted;
+}
+
+void TestEpollDispatcher::togglingANotifierCostsNoSystemCallUntilTheWait()
+{
+    int fds[2];
+    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    {
+        QSocketNotifier reader(fds[0], QSocketNotifier::Read);
+        QSocketNotifier writer(fds[0], QSocketNotifier::Write);
+        int writable = 0;
+        connect(&writer, &QSocketNotifier::activated, this, [&] {
+            ++writable;
+            writer.setEnabled(false);
+        });
+        QTRY_VERIFY(writable == 1);
+        QCoreApplication::processEvents(); // applies the disable done in the handler
+        const quint64 before = installed()->controlCalls();
+        for (int i = 0; i < 1000; ++i)
+            writer.setEnabled(i % 2 == 0); // ends disabled, as it started
+        QCoreApplication::processEvents();
+        QCOMPARE(installed()->controlCalls(), before); // the changes cancelled out before any wait
+        writer.setEnabled(true);
+        QTRY_VERIFY(writable == 2); // and the notifier still works
+        QVERIFY(installed()->controlCalls() > before);
+        // The last notifier of a descriptor leaves the set at once (before the descriptor can be closed).
+        const quint64 beforeRemove = installed()->controlCalls();
+        writer.setEnabled(false);
+        reader.setEnabled(false);
+        QCOMPARE(installed()->controlCalls(), beforeRemove + 1);
+    }
+    ::close(fds[0]);
+    ::close(fds[1]);
+}
+
+void TestEpollDispatcher::deleteLaterRunsBackInTheLoop()
+{
+    QPointer<QObject> doomed = new QObject;
+    doomed->deleteLater();
+    QVERIFY(doomed);
+    QTRY_VERIFY(!doomed);
+}
+
+int main(int argc, char **argv)
+{
+    QAbstractEventDispatcher *dispatcher = EpollEventDispatcher::create();
+    if (!dispatcher) {
+        fprintf(stderr, "no epoll on this platform\n");
+        return 1;
+    }
+    QCoreApplication::setEventDispatcher(dispatcher);
+    QCoreApplication app(argc, argv);
+    TestEpollDispatcher test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_epoll_dispatcher.moc"
