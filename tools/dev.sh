@@ -17,7 +17,7 @@ shift || true
 packages=(cmake ninja-build g++ pkg-config git
     qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite libqt6sql6-psql libzstd-dev zlib1g-dev
     qtkeychain-qt6-dev qt6-l10n-tools qt6-tools-dev qt6-websockets-dev libhttp-parser-dev libsodium-dev libsimdjson-dev
-    libtomlplusplus-dev dbus gnome-keyring libsecret-1-0 libsecret-tools fonts-dejavu-core)
+    libtomlplusplus-dev libglib2.0-dev dbus gnome-keyring libsecret-1-0 libsecret-tools fonts-dejavu-core)
 test_packages=(xvfb xauth trayer xdotool spin postgresql curl desktop-file-utils appstream dpkg-dev systemd
     clang-14 libclang-rt-14-dev)
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <ctime>
@@ -17,6 +18,9 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+#ifdef SWITCHYARD_HAVE_GLIB
+#include <glib.h>
+#endif
 #endif
 
 namespace sy {
@@ -34,6 +38,7 @@ namespace {
 
 constexpr int kTypes = 3; // QSocketNotifier::Read, Write, Exception, used as indexes
 constexpr int kMaxEventsPerWait = 256;
+constexpr quint32 kGlibGeneration = 0xffffffffu;
 
 qint64 nowNs()
 {
@@ -44,7 +49,8 @@ qint64 nowNs()
 
 // epoll's user data for a socket: its descriptor and the generation of its registration. A descriptor that is
 // closed and reused while a batch of events is being delivered gets a new generation, so the old socket's
-// events are not handed to the new socket's notifiers. Generation 0 marks the wake-up eventfd.
+// events are not handed to the new socket's notifiers. Generation 0 marks the wake-up eventfd, kGlibGeneration
+// a descriptor of the thread's GLib context.
 quint64 eventKey(int fd, quint32 generation)
 {
     return (quint64(generation) << 32) | quint32(fd);
@@ -82,8 +88,103 @@ struct EpollEventDispatcher::State
     std::unordered_map<int, Timer> timers;
     std::set<std::pair<qint64, int>> timerQueue; // (due, id), earliest first
 
+#ifdef SWITCHYARD_HAVE_GLIB
+    GMainContext *glib = nullptr;
+    std::vector<GPollFD> glibFds{4};            // filled by g_main_context_query()
+    std::vector<std::pair<int, quint32>> glibWatched; // (fd, events) in the epoll set for GLib
+
+    void startGlib()
+    {
+        if (glib)
+            return;
+        glib = g_main_context_new();
+        g_main_context_push_thread_default(glib);
+        g_main_context_acquire(glib);
+    }
+
+    void stopGlib()
+    {
+        if (!glib)
+            return;
+        for (const auto &[fd, events] : glibWatched)
+            unwatchGlib(fd);
+        glibWatched.clear();
+        g_main_context_release(glib);
+        g_main_context_pop_thread_default(glib);
+        g_main_context_unref(glib);
+        glib = nullptr;
+    }
+
+    void unwatchGlib(int fd)
+    {
+        // A Qt socket may own that number now (GLib closed its descriptor, a socket got the number): keep it.
+        if (size_t(fd) < sockets.size() && sockets[size_t(fd)].generation != 0)
+            return;
+        ++controlCalls;
+        epoll_ctl(epollFd, EPOLL_CTL_DEL, fd, nullptr);
+    }
+
+    // Prepares the GLib context and puts its descriptors in the epoll set; returns how many it has and lowers
+    // *timeoutMs to its next timeout (0 when a source is ready now).
+    int prepareGlib(gint *priority, int *timeoutMs)
+    {
+        const bool ready = g_main_context_prepare(glib, priority);
+        gint glibTimeout = -1;
+        int n = g_main_context_query(glib, *priority, &glibTimeout, glibFds.data(), gint(glibFds.size()));
+        if (n > int(glibFds.size())) {
+            glibFds.resize(size_t(n));
+            n = g_main_context_query(glib, *priority, &glibTimeout, glibFds.data(), n);
+        }
+        std::vector<std::pair<int, quint32>> wanted;
+        for (int i = 0; i < n; ++i)
+            wanted.emplace_back(glibFds[size_t(i)].fd, quint32(glibFds[size_t(i)].events)); // G_IO_* == EPOLL*
+        if (wanted != glibWatched) {
+            for (const auto &[fd, events] : glibWatched) {
+                if (std::find_if(wanted.begin(), wanted.end(), [fd = fd](const auto &w) { return w.first == fd; })
+                    == wanted.end())
+                    unwatchGlib(fd);
+            }
+            for (const auto &[fd, events] : wanted) {
+                epoll_event ev{};
+                ev.events = events;
+                ev.data.u64 = eventKey(fd, kGlibGeneration);
+                ++controlCalls;
+                if (epoll_ctl(epollFd, EPOLL_CTL_MOD, fd, &ev) < 0 && epoll_ctl(epollFd, EPOLL_CTL_ADD, fd, &ev) < 0)
+                    qWarning("EpollEventDispatcher: cannot watch GLib descriptor %d: %s", fd, strerror(errno));
+            }
+            glibWatched = std::move(wanted);
+        }
+        if (ready)
+            *timeoutMs = 0;
+        else if (glibTimeout >= 0)
+            *timeoutMs = *timeoutMs < 0 ? glibTimeout : qMin(*timeoutMs, int(glibTimeout));
+        for (int i = 0; i < n; ++i)
+            glibFds[size_t(i)].revents = 0;
+        return n;
+    }
+
+    void noteGlibEvent(int fd, quint32 events, int count)
+    {
+        for (int i = 0; i < count; ++i) {
+            if (glibFds[size_t(i)].fd == fd)
+                glibFds[size_t(i)].revents = gushort(events & (glibFds[size_t(i)].events | G_IO_ERR | G_IO_HUP));
+        }
+    }
+
+    bool dispatchGlib(gint priority, int count)
+    {
+        if (!g_main_context_check(glib, priority, glibFds.data(), count))
+            return false;
+        g_main_context_dispatch(glib);
+        return true;
+    }
+#endif
+
     ~State()
     {
+#ifdef SWITCHYARD_HAVE_GLIB
+        stopGlib();
+#endif
         if (wakeFd >= 0)
             ::close(wakeFd);
         if (epollFd >= 0)
@@ -116,7 +217,7 @@ struct EpollEventDispatcher::State
         const bool add = s.generation == 0;
         if (add) {
             s.generation = nextGeneration++;
-            if (nextGeneration == 0)
+            if (nextGeneration == kGlibGeneration)
                 nextGeneration = 1;
         }
         epoll_event ev{};
@@ -275,11 +376,15 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     QCoreApplication::sendPostedEvents();
 
     int timeoutMs = 0;
-    if ((flags & QEventLoop::WaitForMoreEvents) && !d->interrupted.loadRelaxed()) {
+    const bool mayWait = (flags & QEventLoop::WaitForMoreEvents) && !d->interrupted.loadRelaxed();
+    if (mayWait)
         timeoutMs = d->msUntilNextTimer();
-        if (timeoutMs != 0)
-            emit aboutToBlock();
-    }
+#ifdef SWITCHYARD_HAVE_GLIB
+    gint glibPriority = 0;
+    const int glibCount = d->glib ? d->prepareGlib(&glibPriority, &timeoutMs) : 0;
+#endif
+    if (mayWait && timeoutMs != 0)
+        emit aboutToBlock();
     if (d->interrupted.loadRelaxed())
         return false;
 
@@ -302,13 +407,38 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
             ++activity;
             continue;
         }
+#ifdef SWITCHYARD_HAVE_GLIB
+        if (generation == kGlibGeneration) {
+            if (d->glib)
+                d->noteGlibEvent(fd, events[i].events, glibCount);
+            continue;
+        }
+#endif
         if (flags & QEventLoop::ExcludeSocketNotifiers)
             continue; // level-triggered: reported again by the next wait that includes them
         activity += d->activateSocket(fd, generation, events[i].events);
     }
     if (!(flags & QEventLoop::X11ExcludeTimers))
         activity += d->activateTimers();
+#ifdef SWITCHYARD_HAVE_GLIB
+    if (d->glib && d->dispatchGlib(glibPriority, glibCount))
+        ++activity;
+#endif
     return activity > 0;
+}
+
+void EpollEventDispatcher::startingUp()
+{
+#ifdef SWITCHYARD_HAVE_GLIB
+    d->startGlib();
+#endif
+}
+
+void EpollEventDispatcher::closingDown()
+{
+#ifdef SWITCHYARD_HAVE_GLIB
+    d->stopGlib();
+#endif
 }
 
 void EpollEventDispatcher::registerSocketNotifier(QSocketNotifier *notifier)

@@ -16,7 +16,8 @@ namespace sy {
 //
 // Semantics follow Qt's: socket notifiers are level-triggered (a hang-up or error wakes the read notifier,
 // an error the write one), timers fire no earlier than their interval and are not re-entered while their
-// own handler runs, posted events wake the loop from any thread, interrupt() ends a processEvents() call.
+// own handler runs, posted events wake the loop from any thread, interrupt() ends a processEvents() call, and
+// GLib sources attached to the thread's default context are dispatched.
 class EpollEventDispatcher final : public QAbstractEventDispatcher
 {
 public:
@@ -38,6 +39,11 @@ public:
 
     void wakeUp() override;
     void interrupt() override;
+
+    // The thread's GLib main context is created, made the thread default and iterated along with the sockets
+    // (as Qt's GLib dispatcher does): the keychain's libsecret backend answers through it.
+    void startingUp() override;
+    void closingDown() override;
 
     // For tests: how many epoll_ctl calls were made (deferred changes that cancel out make none).
     quint64 controlCalls() const;

@@ -18,6 +18,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#ifdef SWITCHYARD_HAVE_GLIB
+#include <glib.h>
+#endif
+
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -83,6 +88,8 @@ private slots:
     void aReusedDescriptorIsWatchedAgain();
     void togglingANotifierCostsNoSystemCallUntilTheWait();
     void deleteLaterRunsBackInTheLoop();
+    void glibSourcesOfThisThreadAreDispatched();
+    void glibWorkFromAnotherThreadWakesTheLoop();
 };
 
 void TestEpollDispatcher::isTheDispatcherOfThisThread()
@@ -342,6 +349,74 @@ void TestEpollDispatcher::deleteLaterRunsBackInTheLoop()
     doomed->deleteLater();
     QVERIFY(doomed);
     QTRY_VERIFY(!doomed);
+}
+
+#ifdef SWITCHYARD_HAVE_GLIB
+namespace {
+struct GlibCall
+{
+    QEventLoop *loop = nullptr;
+    std::atomic<bool> ran{false};
+    QThread *thread = nullptr;
+};
+gboolean glibCallback(gpointer data)
+{
+    auto *call = static_cast<GlibCall *>(data);
+    call->thread = QThread::currentThread();
+    call->ran = true;
+    if (call->loop)
+        call->loop->quit();
+    return G_SOURCE_REMOVE;
+}
+} // namespace
+#endif
+
+void TestEpollDispatcher::glibSourcesOfThisThreadAreDispatched()
+{
+#ifndef SWITCHYARD_HAVE_GLIB
+    QSKIP("built without GLib");
+#else
+    // libsecret (the keychain backend) attaches its answers to the thread's default context like this.
+    GMainContext *context = g_main_context_get_thread_default();
+    QVERIFY(context);
+    GlibCall call;
+    GSource *source = g_timeout_source_new(10);
+    g_source_set_callback(source, glibCallback, &call, nullptr);
+    g_source_attach(source, context);
+    g_source_unref(source);
+    QTRY_VERIFY(call.ran);
+    QCOMPARE(call.thread, QThread::currentThread());
+#endif
+}
+
+void TestEpollDispatcher::glibWorkFromAnotherThreadWakesTheLoop()
+{
+#ifndef SWITCHYARD_HAVE_GLIB
+    QSKIP("built without GLib");
+#else
+    GMainContext *context = g_main_context_get_thread_default();
+    QVERIFY(context);
+    QEventLoop loop;
+    GlibCall call;
+    call.loop = &loop;
+    bool timedOut = false;
+    QTimer failsafe; // only ends a hang: the loop must wake for GLib's own wake-up
+    failsafe.setSingleShot(true);
+    connect(&failsafe, &QTimer::timeout, &loop, [&] {
+        timedOut = true;
+        loop.quit();
+    });
+    failsafe.start(10'000);
+    std::thread other([&] {
+        QThread::msleep(50);
+        g_main_context_invoke(context, glibCallback, &call);
+    });
+    loop.exec();
+    other.join();
+    QVERIFY(call.ran);
+    QVERIFY(!timedOut);
+    QCOMPARE(call.thread, QThread::currentThread());
+#endif
 }
 
 int main(int argc, char **argv)
