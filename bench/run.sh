@@ -29,7 +29,7 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 [ -n "$BUILD" ] || { echo "run.sh: give the build dir (argument or SWITCHYARD_BUILD_DIR)" >&2; exit 2; }
 BUILD="$(cd "$BUILD" && pwd)"
-SY="$BUILD/app/switchyard"
+SY="${BENCH_SY_BIN:-$BUILD/app/switchyard}" # BENCH_SY_BIN: another build of switchyard, for A/B runs
 UPSTREAM_BIN="$BUILD/bench/sy-bench-upstream"
 LOAD="$BUILD/bench/sy-bench-load"
 DBTOOL="$BUILD/bench/sy-bench-db"

@@ -59,7 +59,9 @@ void StoreThreadContext::setGroupLimits(int maxJobs, int maxMs)
 void StoreThreadContext::push(StoreQueuedJob job)
 {
     QMutexLocker lock(&m_queueMutex);
-    m_queue.push_back(std::move(job));
+    if (job.urgent)
+        ++m_urgentWaiting;
+    (job.urgent ? m_urgent : m_queue).push_back(std::move(job));
     if (m_drainPosted)
         return;
     m_drainPosted = true;
@@ -77,7 +79,7 @@ void StoreThreadContext::drain()
 {
     runNextUnit();
     QMutexLocker lock(&m_queueMutex);
-    if (m_queue.empty()) {
+    if (m_queue.empty() && m_urgent.empty()) {
         m_drainPosted = false;
         return;
     }
@@ -91,13 +93,17 @@ bool StoreThreadContext::runNextUnit()
     std::vector<StoreQueuedJob> unit;
     {
         QMutexLocker lock(&m_queueMutex);
-        if (m_queue.empty())
+        // Urgent jobs (all writes) first, grouped among themselves; then the queue in submission order.
+        std::deque<StoreQueuedJob> &queue = m_urgent.empty() ? m_queue : m_urgent;
+        if (queue.empty())
             return false;
-        const bool write = m_queue.front().write;
+        const bool write = queue.front().write;
         const size_t limit = write ? size_t(m_maxGroupJobs.load()) : 1;
-        while (!m_queue.empty() && m_queue.front().write == write && unit.size() < limit) {
-            unit.push_back(std::move(m_queue.front()));
-            m_queue.pop_front();
+        while (!queue.empty() && queue.front().write == write && unit.size() < limit) {
+            if (queue.front().urgent)
+                --m_urgentWaiting;
+            unit.push_back(std::move(queue.front()));
+            queue.pop_front();
         }
     }
     if (unit.size() == 1)
@@ -149,8 +155,10 @@ void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
     } else {
         bool broken = false;
         for (size_t i = 0; i < group.size(); ++i) {
-            // Bounded work per transaction keeps the latency of every onDone in the group bounded.
-            if (i > 0 && SystemClock::instance().monotonicMs() - startedMs >= maxMs)
+            // Bounded work per transaction keeps the latency of every onDone in the group bounded; an urgent
+            // job (a claim a client waits for) that arrived meanwhile ends the group here too.
+            if (i > 0 && (SystemClock::instance().monotonicMs() - startedMs >= maxMs ||
+                          (!group[i].urgent && m_urgentWaiting.load() > 0)))
                 break;
             JobResult &r = results[i];
             {
@@ -220,8 +228,11 @@ void StoreThreadContext::requeueFront(std::vector<StoreQueuedJob> &group, size_t
     if (from >= group.size())
         return;
     QMutexLocker lock(&m_queueMutex);
-    for (size_t i = group.size(); i-- > from;)
-        m_queue.push_front(std::move(group[i]));
+    for (size_t i = group.size(); i-- > from;) {
+        if (group[i].urgent)
+            ++m_urgentWaiting;
+        (group[i].urgent ? m_urgent : m_queue).push_front(std::move(group[i]));
+    }
 }
 
 void StoreThreadContext::deliver(const StoreQueuedJob &job, const JobResult &result)

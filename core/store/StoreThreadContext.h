@@ -22,6 +22,7 @@ struct StoreQueuedJob
     QObject *context = nullptr;
     StoreWorker::Done onDone;
     QString retainLabel; // non-empty: submitRetained() (kept through a store outage)
+    bool urgent = false; // submitUrgent(): runs before the queued jobs that are not
 };
 
 // Internal to StoreWorker. Lives on the store thread and owns everything that must stay there: the
@@ -73,6 +74,8 @@ private:
     std::atomic<int> m_maxGroupMs{5};
     QMutex m_queueMutex;
     std::deque<StoreQueuedJob> m_queue;
+    std::deque<StoreQueuedJob> m_urgent; // write jobs that go before m_queue (StoreWorker::submitUrgent)
+    std::atomic<int> m_urgentWaiting{0}; // how many are in m_urgent (read without the mutex by runGroup)
     bool m_drainPosted = false;
 };
 

@@ -107,6 +107,11 @@ void StoreWorker::submit(Job job, QObject *context, Done onDone)
     enqueue(std::move(job), true, context, std::move(onDone));
 }
 
+void StoreWorker::submitUrgent(Job job, QObject *context, Done onDone)
+{
+    enqueue(std::move(job), true, context, std::move(onDone), {}, true);
+}
+
 void StoreWorker::submitRead(Job job, QObject *context, Done onDone)
 {
     enqueue(std::move(job), false, context, std::move(onDone));
@@ -117,7 +122,8 @@ void StoreWorker::submitRetained(Job job, const QString &label, QObject *context
     enqueue(std::move(job), true, context, std::move(onDone), label.isEmpty() ? QStringLiteral("write") : label);
 }
 
-void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel)
+void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel,
+                          bool urgent)
 {
     QReadLocker lock(&m_lifecycle);
     if (!m_running) {
@@ -134,6 +140,7 @@ void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, co
     }
     StoreQueuedJob queued{std::move(job), write, context, std::move(onDone)};
     queued.retainLabel = retainLabel;
+    queued.urgent = urgent;
     m_context->push(std::move(queued));
 }
 

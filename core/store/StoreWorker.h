@@ -17,7 +17,7 @@ class StoreThreadContext;
 struct StoreQueuedJob;
 
 // The store thread: every database write of the running proxy happens here, on one connection, in
-// submission order. The proxy thread never blocks on disk: it submits a job and gets a callback on its own
+// submission order (submitUrgent() jobs go first). The proxy thread never blocks on disk: it submits a job and gets a callback on its own
 // thread after the job's transaction committed. That is how "the request-log row is committed before the
 // terminal event is flushed to the client" is built: flush the terminal event from onDone. With ok false
 // the row is not durable; writable() then tells whether the database itself stopped taking writes (new
@@ -55,6 +55,12 @@ public:
     // others commit. A storage failure (disk full, I/O error, read-only file) or a failed COMMIT fails every
     // job of the group that had run. Either way onDone runs only after the shared COMMIT (or the rollback).
     void submit(Job job, QObject *context, Done onDone);
+    // submit() ahead of the jobs already queued (never of the unit running now); urgent jobs keep their order
+    // among themselves and group-commit together. For slot claims, whose wait a client sees as time to first
+    // byte: behind a burst of settlements it was milliseconds (bench/README.md). Only for a job that gives the
+    // same result before or after what it overtakes: a claim compare-and-sets a slot that no queued job is
+    // about to release (SlotLedger frees a slot in memory only once its release committed).
+    void submitUrgent(Job job, QObject *context, Done onDone);
     // The same in a read transaction (one consistent snapshot; works on a read-only database).
     void submitRead(Job job, QObject *context, Done onDone);
     // submit() for a write that must outlive a store outage (a settled turn's request-log row and settlement).
@@ -97,7 +103,8 @@ signals:
 
 private:
     friend class StoreThreadContext;
-    void enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel = {});
+    void enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel = {},
+                 bool urgent = false);
     void setWritableState(bool writable, const QString &reason);
     // Store thread: keeps a retained job that failed while the store is down (or resubmits it when it is up).
     void retain(StoreQueuedJob job);

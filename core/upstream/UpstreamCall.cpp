@@ -142,6 +142,22 @@ void UpstreamCall::begin()
     openConnection();
 }
 
+bool UpstreamCall::beginOnIdleConnection()
+{
+    if (m_done || m_endpoint.host.isEmpty() || m_url.scheme() != QLatin1String("http") || m_endpoint.tls)
+        return false;
+    UpstreamConnection *pooled = m_client->m_pool->take(m_endpoint.key());
+    if (!pooled)
+        return false;
+    qCDebug(lcUpstream) << "upstream call reuses connection" << pooled->id();
+    attach(pooled);
+    if (pooled->isPlainDirect())
+        sendRequest(); // to the kernel now; `written` comes from the event loop, after the caller connected
+    else
+        QMetaObject::invokeMethod(this, &UpstreamCall::sendRequest, Qt::QueuedConnection); // Qt's socket path
+    return true;
+}
+
 void UpstreamCall::openConnection()
 {
     auto *connection = new UpstreamConnection(m_endpoint, m_tls, this);

@@ -110,6 +110,10 @@ private:
                  const QSslConfiguration &tls);
 
     void begin();
+    // begin() for the common case, run inside UpstreamClient::start(): an idle pooled connection is taken and,
+    // when it is plain TCP straight to the upstream, the request written at once. False (nothing done) when
+    // there is none.
+    bool beginOnIdleConnection();
     void openConnection();
     void attach(UpstreamConnection *connection);
     void sendRequest();

@@ -33,8 +33,11 @@ UpstreamCall *UpstreamClient::start(const UpstreamRequest &request)
     auto *call = new UpstreamCall(this, request, endpoint, m_tls);
     m_calls.removeAll(nullptr);
     m_calls.append(call);
-    // From the event loop, so the caller has connected its handlers before the first signal.
-    QTimer::singleShot(0, call, [call] { call->begin(); });
+    // An idle plain connection takes the request at once (no signal before the caller connects its handlers);
+    // anything else begins from the event loop, so the caller has connected them before the first signal.
+    // The first costs one event-loop pass less on the time to first byte (bench/README.md).
+    if (!call->beginOnIdleConnection())
+        QTimer::singleShot(0, call, [call] { call->begin(); });
     qCDebug(lcUpstream).noquote() << "upstream" << request.method.toUpper()
                                   << request.url.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery) << "active"
                                   << activeCalls() << "idle connections" << idleConnections();

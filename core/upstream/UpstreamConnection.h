@@ -68,6 +68,8 @@ public:
     void write(const QByteArray &head, const QByteArray &body);
     bool writtenAny() const { return m_writtenAny; }
     bool writtenAll() const;
+    // Plain TCP straight to the upstream: write() hands the bytes to the kernel and signals only later.
+    bool isPlainDirect() const { return !m_ssl && m_direct; }
 
     qint64 bytesAvailable() const;
     QByteArray read(qint64 maxBytes);

@@ -1,6 +1,6 @@
 // Group commit on the store thread: write jobs queued back to back share one transaction with a savepoint
 // each. A failing job loses only its own changes, a storage failure fails the whole group, every onDone waits
-// for the shared COMMIT, and groups stay within their job and time limits.
+// for the shared COMMIT, groups stay within their job and time limits, and urgent jobs (slot claims) go first.
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
@@ -293,6 +293,98 @@ private slots:
         QCOMPARE(committedAtStart.value(QStringLiteral("w4")), 3);
         QCOMPARE(committedAtStart.value(QStringLiteral("w5")), 3);
         QCOMPARE(committedRows(path), 5);
+    }
+
+    void urgentJobsGoFirstAndGroupTogether()
+    {
+        const QString path = pathFor("urgent");
+        StoreWorker worker;
+        QString error;
+        QVERIFY(worker.start(path, &error));
+
+        QSemaphore gate;
+        QSemaphore entered;
+        blockStoreThread(worker, gate, entered);
+        QMutex mutex;
+        QStringList order;
+        QMap<QString, int> committedAtStart;
+        auto job = [&](const QString &id, bool insert) {
+            return [&, id, insert](Database &db, QString *e) {
+                const int committed = committedRows(path);
+                {
+                    QMutexLocker lock(&mutex);
+                    order.append(id);
+                    committedAtStart[id] = committed;
+                }
+                return !insert || RequestLogRepository(db).insert(row(id), e);
+            };
+        };
+        worker.submit(job(QStringLiteral("w1"), true), nullptr, nullptr);
+        worker.submitRead(job(QStringLiteral("read"), false), nullptr, nullptr);
+        worker.submit(job(QStringLiteral("w2"), true), nullptr, nullptr);
+        worker.submitUrgent(job(QStringLiteral("u1"), true), nullptr, nullptr);
+        worker.submitUrgent(job(QStringLiteral("u2"), true), nullptr, nullptr);
+        gate.release();
+        QVERIFY(worker.runBlocking([](Database &, QString *) { return true; }, &error)); // after all of them
+
+        QMutexLocker lock(&mutex);
+        // The urgent ones overtook everything queued (in their own order) and shared one transaction; the
+        // rest kept submission order.
+        QCOMPARE(order, (QStringList{QStringLiteral("u1"), QStringLiteral("u2"), QStringLiteral("w1"),
+                                     QStringLiteral("read"), QStringLiteral("w2")}));
+        QCOMPARE(committedAtStart.value(QStringLiteral("u2")), 0);
+        QCOMPARE(committedAtStart.value(QStringLiteral("w1")), 2);
+        QCOMPARE(committedRows(path), 4);
+    }
+
+    void anUrgentJobEndsTheRunningGroup()
+    {
+        // A claim submitted while a long group of settlements runs waits for one job, not for the group.
+        const QString path = pathFor("urgent-ends-group");
+        StoreWorker worker;
+        worker.setWriteGroupLimits(64, 60000);
+        QString error;
+        QVERIFY(worker.start(path, &error));
+
+        QSemaphore gate;
+        QSemaphore entered;
+        blockStoreThread(worker, gate, entered);
+        QMutex mutex;
+        QStringList order;
+        QMap<QString, int> committedAtStart;
+        auto job = [&](const QString &id) {
+            return [&, id](Database &db, QString *e) {
+                const int committed = committedRows(path);
+                {
+                    QMutexLocker lock(&mutex);
+                    order.append(id);
+                    committedAtStart[id] = committed;
+                }
+                if (id == QLatin1String("w1")) {
+                    worker.submitUrgent([&](Database &db2, QString *e2) {
+                        const int c = committedRows(path);
+                        {
+                            QMutexLocker lock(&mutex);
+                            order.append(QStringLiteral("u"));
+                            committedAtStart[QStringLiteral("u")] = c;
+                        }
+                        return RequestLogRepository(db2).insert(row(QStringLiteral("u")), e2);
+                    }, nullptr, nullptr);
+                }
+                return RequestLogRepository(db).insert(row(id), e);
+            };
+        };
+        for (const char *id : {"w1", "w2", "w3"})
+            worker.submit(job(QString::fromLatin1(id)), nullptr, nullptr);
+        gate.release();
+        QVERIFY(worker.runBlocking([](Database &, QString *) { return true; }, &error));
+
+        QMutexLocker lock(&mutex);
+        QCOMPARE(order, (QStringList{QStringLiteral("w1"), QStringLiteral("u"), QStringLiteral("w2"),
+                                     QStringLiteral("w3")}));
+        QCOMPARE(committedAtStart.value(QStringLiteral("u")), 1); // w1's group committed without w2 and w3
+        QCOMPARE(committedAtStart.value(QStringLiteral("w2")), 2);
+        QCOMPARE(committedRows(path), 4);
     }
 
     void timeLimitClosesAGroupEarly()

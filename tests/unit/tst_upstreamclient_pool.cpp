@@ -73,6 +73,7 @@ private slots:
     void requestSentAlwaysPrecedesHeaders();
     void earlyResponseStillReportsRequestSentFirst();
     void writeFailureIsConnectionFailedWithoutRetry();
+    void reusedConnectionSendsBeforeTheLoopRuns();
 };
 
 void TestUpstreamClientPool::keepAliveConnectionServesTheNextCall()
@@ -352,3 +353,25 @@ void TestUpstreamClientPool::writeFailureIsConnectionFailedWithoutRetry()
 
 QTEST_GUILESS_MAIN(TestUpstreamClientPool)
 #include "tst_upstreamclient_pool.moc"
+
+void TestUpstreamClientPool::reusedConnectionSendsBeforeTheLoopRuns()
+{
+    // The time to first byte's critical path: with an idle connection, start() hands the request to the kernel
+    // itself instead of one event-loop pass later; and it emits nothing before the caller connected.
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder first(client.start(post(server.url("/a"))));
+    completeCall(server, first, 0);
+    QCOMPARE(client.idleConnections(), 1);
+    QTcpSocket *serverSide = server.requests[0].socket;
+
+    Recorder second(client.start(post(server.url("/b"))));
+    // Only the server socket is waited on here (a blocking wait, no event loop for the client's side).
+    QVERIFY(serverSide->bytesAvailable() > 0 || serverSide->waitForReadyRead(5000));
+    QCOMPARE(server.requests.size(), 2);
+    QCOMPARE(server.requests[1].path, QByteArray("/b"));
+    QCOMPARE(second.sent, 0); // reported from the loop, like every other signal of the call
+    completeCall(server, second, 1);
+    QCOMPARE(second.connecting, 0);
+    QCOMPARE(second.order, QStringList({"sent", "headers", "body", "finished"}));
+}
