@@ -383,8 +383,8 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     gint glibPriority = 0;
     const int glibCount = d->glib ? d->prepareGlib(&glibPriority, &timeoutMs) : 0;
 #endif
-    if (mayWait && timeoutMs != 0)
-        emit aboutToBlock();
+    if (mayWait)
+        emit aboutToBlock(); // as Qt's dispatchers do, even when a due timer makes the wait short
     if (d->interrupted.loadRelaxed())
         return false;
 
