@@ -14,6 +14,7 @@
 #include <QTest>
 #include <QThread>
 #include <atomic>
+#include <functional>
 #include <optional>
 
 using namespace sy;
@@ -57,6 +58,31 @@ struct Outcome
 {
     bool ok = false;
     QString error;
+};
+
+// The order store jobs ran in, and how many rows were committed when each started.
+struct JobTrace
+{
+    QString path;
+    QMutex mutex;
+    QStringList order;
+    QMap<QString, int> committedAtStart;
+
+    // A job that records itself, runs `also`, and (insert) logs a row named after itself.
+    StoreWorker::Job job(const QString &id, bool insert = true, std::function<void()> also = {})
+    {
+        return [this, id, insert, also](Database &db, QString *e) {
+            const int committed = committedRows(path);
+            {
+                QMutexLocker lock(&mutex);
+                order.append(id);
+                committedAtStart[id] = committed;
+            }
+            if (also)
+                also();
+            return !insert || RequestLogRepository(db).insert(row(id), e);
+        };
+    }
 };
 
 } // namespace
@@ -297,94 +323,60 @@ private slots:
 
     void urgentJobsGoFirstAndGroupTogether()
     {
-        const QString path = pathFor("urgent");
+        JobTrace trace;
+        trace.path = pathFor("urgent");
         StoreWorker worker;
         QString error;
-        QVERIFY(worker.start(path, &error));
+        QVERIFY(worker.start(trace.path, &error));
 
         QSemaphore gate;
         QSemaphore entered;
         blockStoreThread(worker, gate, entered);
-        QMutex mutex;
-        QStringList order;
-        QMap<QString, int> committedAtStart;
-        auto job = [&](const QString &id, bool insert) {
-            return [&, id, insert](Database &db, QString *e) {
-                const int committed = committedRows(path);
-                {
-                    QMutexLocker lock(&mutex);
-                    order.append(id);
-                    committedAtStart[id] = committed;
-                }
-                return !insert || RequestLogRepository(db).insert(row(id), e);
-            };
-        };
-        worker.submit(job(QStringLiteral("w1"), true), nullptr, nullptr);
-        worker.submitRead(job(QStringLiteral("read"), false), nullptr, nullptr);
-        worker.submit(job(QStringLiteral("w2"), true), nullptr, nullptr);
-        worker.submitUrgent(job(QStringLiteral("u1"), true), nullptr, nullptr);
-        worker.submitUrgent(job(QStringLiteral("u2"), true), nullptr, nullptr);
+        worker.submit(trace.job(QStringLiteral("w1")), nullptr, nullptr);
+        worker.submitRead(trace.job(QStringLiteral("read"), false), nullptr, nullptr);
+        worker.submit(trace.job(QStringLiteral("w2")), nullptr, nullptr);
+        worker.submitUrgent(trace.job(QStringLiteral("u1")), nullptr, nullptr);
+        worker.submitUrgent(trace.job(QStringLiteral("u2")), nullptr, nullptr);
         gate.release();
         QVERIFY(worker.runBlocking([](Database &, QString *) { return true; }, &error)); // after all of them
 
-        QMutexLocker lock(&mutex);
+        QMutexLocker lock(&trace.mutex);
         // The urgent ones overtook everything queued (in their own order) and shared one transaction; the
         // rest kept submission order.
-        QCOMPARE(order, (QStringList{QStringLiteral("u1"), QStringLiteral("u2"), QStringLiteral("w1"),
-                                     QStringLiteral("read"), QStringLiteral("w2")}));
-        QCOMPARE(committedAtStart.value(QStringLiteral("u2")), 0);
-        QCOMPARE(committedAtStart.value(QStringLiteral("w1")), 2);
-        QCOMPARE(committedRows(path), 4);
+        QCOMPARE(trace.order, (QStringList{QStringLiteral("u1"), QStringLiteral("u2"), QStringLiteral("w1"),
+                                           QStringLiteral("read"), QStringLiteral("w2")}));
+        QCOMPARE(trace.committedAtStart.value(QStringLiteral("u2")), 0);
+        QCOMPARE(trace.committedAtStart.value(QStringLiteral("w1")), 2);
+        QCOMPARE(committedRows(trace.path), 4);
     }
 
     void anUrgentJobEndsTheRunningGroup()
     {
         // A claim submitted while a long group of settlements runs waits for one job, not for the group.
-        const QString path = pathFor("urgent-ends-group");
+        JobTrace trace;
+        trace.path = pathFor("urgent-ends-group");
         StoreWorker worker;
         worker.setWriteGroupLimits(64, 60000);
         QString error;
-        QVERIFY(worker.start(path, &error));
+        QVERIFY(worker.start(trace.path, &error));
 
         QSemaphore gate;
         QSemaphore entered;
         blockStoreThread(worker, gate, entered);
-        QMutex mutex;
-        QStringList order;
-        QMap<QString, int> committedAtStart;
-        auto job = [&](const QString &id) {
-            return [&, id](Database &db, QString *e) {
-                const int committed = committedRows(path);
-                {
-                    QMutexLocker lock(&mutex);
-                    order.append(id);
-                    committedAtStart[id] = committed;
-                }
-                if (id == QLatin1String("w1")) {
-                    worker.submitUrgent([&](Database &db2, QString *e2) {
-                        const int c = committedRows(path);
-                        {
-                            QMutexLocker lock(&mutex);
-                            order.append(QStringLiteral("u"));
-                            committedAtStart[QStringLiteral("u")] = c;
-                        }
-                        return RequestLogRepository(db2).insert(row(QStringLiteral("u")), e2);
-                    }, nullptr, nullptr);
-                }
-                return RequestLogRepository(db).insert(row(id), e);
-            };
-        };
-        for (const char *id : {"w1", "w2", "w3"})
-            worker.submit(job(QString::fromLatin1(id)), nullptr, nullptr);
+        worker.submit(trace.job(QStringLiteral("w1"), true,
+                                [&] { worker.submitUrgent(trace.job(QStringLiteral("u")), nullptr, nullptr); }),
+                      nullptr, nullptr);
+        worker.submit(trace.job(QStringLiteral("w2")), nullptr, nullptr);
+        worker.submit(trace.job(QStringLiteral("w3")), nullptr, nullptr);
         gate.release();
         QVERIFY(worker.runBlocking([](Database &, QString *) { return true; }, &error));
 
-        QMutexLocker lock(&mutex);
-        QCOMPARE(order, (QStringList{QStringLiteral("w1"), QStringLiteral("u"), QStringLiteral("w2"),
-                                     QStringLiteral("w3")}));
-        QCOMPARE(committedAtStart.value(QStringLiteral("u")), 1); // w1's group committed without w2 and w3
-        QCOMPARE(committedAtStart.value(QStringLiteral("w2")), 2);
-        QCOMPARE(committedRows(path), 4);
+        QMutexLocker lock(&trace.mutex);
+        QCOMPARE(trace.order, (QStringList{QStringLiteral("w1"), QStringLiteral("u"), QStringLiteral("w2"),
+                                           QStringLiteral("w3")}));
+        QCOMPARE(trace.committedAtStart.value(QStringLiteral("u")), 1); // w1's group committed without w2, w3
+        QCOMPARE(trace.committedAtStart.value(QStringLiteral("w2")), 2);
+        QCOMPARE(committedRows(trace.path), 4);
     }
 
     void timeLimitClosesAGroupEarly()
