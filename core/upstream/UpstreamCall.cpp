@@ -129,32 +129,37 @@ void UpstreamCall::begin()
 {
     if (m_done)
         return;
-    if (m_endpoint.host.isEmpty() || !(m_url.scheme() == QLatin1String("http") || m_endpoint.tls)) {
+    if (!supportedUrl()) {
         finish(Outcome::ConnectionFailed, QStringLiteral("unsupported upstream URL"));
         return;
     }
-    if (UpstreamConnection *pooled = m_client->m_pool->take(m_endpoint.key())) {
-        qCDebug(lcUpstream) << "upstream call reuses connection" << pooled->id();
-        attach(pooled);
-        sendRequest();
-        return;
-    }
-    openConnection();
+    if (!takeIdleConnection(true))
+        openConnection();
 }
 
 bool UpstreamCall::beginOnIdleConnection()
 {
-    if (m_done || m_endpoint.host.isEmpty() || m_url.scheme() != QLatin1String("http") || m_endpoint.tls)
-        return false;
+    return !m_done && supportedUrl() && takeIdleConnection(false);
+}
+
+bool UpstreamCall::supportedUrl() const
+{
+    return !m_endpoint.host.isEmpty() && (m_url.scheme() == QLatin1String("http") || m_endpoint.tls);
+}
+
+bool UpstreamCall::takeIdleConnection(bool fromLoop)
+{
     UpstreamConnection *pooled = m_client->m_pool->take(m_endpoint.key());
     if (!pooled)
         return false;
     qCDebug(lcUpstream) << "upstream call reuses connection" << pooled->id();
     attach(pooled);
-    if (pooled->isPlainDirect())
-        sendRequest(); // to the kernel now; `written` comes from the event loop, after the caller connected
+    // Outside the loop only a plain connection writes at once (to the kernel, signalling later); Qt's socket
+    // path (TLS, proxies) waits for the loop, like every other signal of the call.
+    if (fromLoop || pooled->isPlainDirect())
+        sendRequest();
     else
-        QMetaObject::invokeMethod(this, &UpstreamCall::sendRequest, Qt::QueuedConnection); // Qt's socket path
+        QMetaObject::invokeMethod(this, &UpstreamCall::sendRequest, Qt::QueuedConnection);
     return true;
 }
 

@@ -114,6 +114,9 @@ private:
     // when it is plain TCP straight to the upstream, the request written at once. False (nothing done) when
     // there is none.
     bool beginOnIdleConnection();
+    bool supportedUrl() const;
+    // Takes an idle pooled connection for this call and sends on it; false when the pool has none.
+    bool takeIdleConnection(bool fromLoop);
     void openConnection();
     void attach(UpstreamConnection *connection);
     void sendRequest();
