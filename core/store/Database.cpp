@@ -193,6 +193,13 @@ bool Database::openSqlite(const DatabaseLocation &loc, OpenMode mode, QString *e
     return true;
 }
 
+bool Database::setWalAutoCheckpoint(int pages, QString *error)
+{
+    if (m_dialect != Dialect::Sqlite)
+        return true;
+    return exec(QStringLiteral("PRAGMA wal_autocheckpoint = %1").arg(qMax(0, pages)), error);
+}
+
 void Database::clearStatements()
 {
     m_statementsInUse.clear();

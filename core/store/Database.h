@@ -124,6 +124,10 @@ public:
     // already holds the database's only write lock.
     bool lockForWrite(const QString &scope, QString *error);
 
+    // SQLite: checkpoint from inside the COMMIT that takes the WAL past `pages` pages (PRAGMA
+    // wal_autocheckpoint; SQLite's default is 1000, 0 never). PostgreSQL: nothing to do, true.
+    bool setWalAutoCheckpoint(int pages, QString *error);
+
     bool writable() const { return m_writable; }
     QString unwritableReason() const { return m_unwritableReason; }
     // Tries a small real write (meta.write_probe_ms); updates writable() either way. On PostgreSQL a

@@ -2,8 +2,11 @@
 
 #include "util/Clock.h"
 
+#include <QLoggingCategory>
 #include <QMutexLocker>
 #include <QTimer>
+
+Q_DECLARE_LOGGING_CATEGORY(lcStore)
 
 namespace sy {
 
@@ -20,13 +23,37 @@ bool StoreThreadContext::open(const QString &path, QString *error)
     QObject::connect(m_poll, &QTimer::timeout, this, [this] { pollChangeCounter(); });
     m_lastCounter = m_db.changeCounter();
     syncWritable();
+    startCheckpointer();
     return true;
+}
+
+void StoreThreadContext::startCheckpointer()
+{
+    if (m_db.dialect() != SqlDialect::Sqlite ||
+        qEnvironmentVariable("SWITCHYARD_WAL_CHECKPOINT") == QLatin1String("store"))
+        return;
+    auto checkpointer = std::make_unique<WalCheckpointer>(&m_owner->m_walStats);
+    QString why;
+    if (!checkpointer->start(m_db.location(), &why) ||
+        !m_db.setWalAutoCheckpoint(WalCheckpointer::kStoreFallbackPages, &why)) {
+        qCInfo(lcStore).noquote() << "WAL checkpoints stay in the store's commits:" << why;
+        return;
+    }
+    m_checkpointer = std::move(checkpointer);
+}
+
+void StoreThreadContext::noteCommitted()
+{
+    if (m_checkpointer)
+        m_checkpointer->noteCommit();
 }
 
 void StoreThreadContext::shutdown()
 {
     while (runNextUnit()) {
     }
+    // Before the store connection closes, which (as the last one) checkpoints everything itself.
+    m_checkpointer.reset();
     delete m_reprobe;
     delete m_poll;
     m_reprobe = m_poll = nullptr;
@@ -132,6 +159,8 @@ void StoreThreadContext::runAlone(const StoreQueuedJob &job)
     }
     if (!result.ok && result.error.isEmpty())
         result.error = QStringLiteral("store job failed");
+    if (result.ok && job.write)
+        noteCommitted();
     syncWritable();
     deliver(job, result);
     afterRetained(job, result);
@@ -181,6 +210,8 @@ void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
             tx.rollback();
         else if (!tx.commit(&groupError))
             broken = true;
+        else
+            noteCommitted();
         if (broken) {
             for (size_t i = 0; i < ran; ++i) {
                 if (results[i].ok)

@@ -2,11 +2,13 @@
 
 #include "store/Database.h"
 #include "store/StoreWorker.h"
+#include "store/WalCheckpointer.h"
 
 #include <QMutex>
 #include <QObject>
 #include <atomic>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -63,9 +65,13 @@ private:
     void afterRetained(const StoreQueuedJob &job, const JobResult &result);
     void syncWritable();
     void pollChangeCounter();
+    // SQLite: checkpoints move to a WalCheckpointer unless SWITCHYARD_WAL_CHECKPOINT=store.
+    void startCheckpointer();
+    void noteCommitted();
 
     StoreWorker *m_owner;
     Database m_db;
+    std::unique_ptr<WalCheckpointer> m_checkpointer;
     QTimer *m_reprobe = nullptr;
     QTimer *m_poll = nullptr;
     int m_reprobeMs = 1000;

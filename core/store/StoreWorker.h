@@ -1,5 +1,7 @@
 #pragma once
 
+#include "store/WalCheckpointer.h"
+
 #include <QMutex>
 #include <QObject>
 #include <QReadWriteLock>
@@ -75,6 +77,9 @@ public:
     // Retained writes waiting for the store, and writes lost so far (both for /api/status).
     int pendingWrites() const;
     qint64 lostWrites() const { return m_lostWrites.load(); }
+    // SQLite: what the WAL checkpointer (WalCheckpointer.h) has done; all zero when the store connection
+    // checkpoints itself (PostgreSQL, SWITCHYARD_WAL_CHECKPOINT=store, or a checkpointer that did not start).
+    const WalCheckpointStats &walCheckpointStats() const { return m_walStats; }
     // Runs a job on the store thread, after every job submitted before it, and waits for it. Never call it
     // from the store thread.
     bool runBlocking(Job job, QString *error, bool write = true);
@@ -122,6 +127,7 @@ private:
     mutable QMutex m_retainedMutex;
     std::vector<StoreQueuedJob> m_retained;
     std::atomic<qint64> m_lostWrites{0};
+    WalCheckpointStats m_walStats;
     int m_reprobeIntervalMs = 1000;
     int m_changePollIntervalMs = 1000;
     int m_groupMaxJobs = 64;
