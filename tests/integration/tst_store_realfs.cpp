@@ -4,7 +4,10 @@
 //    stream; the full outage scenario of tst_store_unavailable follows (503 store_unavailable, the streams
 //    finish, /api/status and the CLI say "disk full", the proxy resumes by itself once the filler is deleted,
 //    the kept rows are written with their usage, PRAGMA integrity_check says ok). Then a serve started on
-//    the full disk must say so instead of blaming another instance.
+//    the full disk must say so instead of blaming another instance. It keeps checkpoints inside the commits
+//    (SWITCHYARD_WAL_CHECKPOINT=store) so that the outage lasts until the filler goes.
+//  - diskFullUnderTheWalCheckpointer: the shipped configuration on a full disk: every turn is served or
+//    refused with 503 store_unavailable, and every one of them is in the log once there is room again.
 //  - readOnly: `mount -o remount,ro` under a running serve is refused by the kernel (EBUSY: the database is
 //    open for writing), so a running SQLite store is never switched to read-only this way and keeps serving.
 //    A serve started on the read-only filesystem (its data dir there, or only its database) refuses to start
@@ -26,6 +29,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -162,6 +166,17 @@ class TestStoreRealFs : public QObject
     }
 
     // A serve on the accounts the first one imported into `database`.
+    // Where a test function keeps its files on its tmpfs.
+    struct OnTmpfs
+    {
+        QString dataDir, database, filler;
+    };
+    OnTmpfs onTmpfs() const
+    {
+        const QString dataDir = m_mount + QStringLiteral("/data");
+        return {dataDir, dataDir + QStringLiteral("/switchyard.sqlite"), m_mount + QStringLiteral("/filler")};
+    }
+
     void configureAgain(ProxyProcess &p, const ProxyProcess &first, const QString &dataDir, const QString &database)
     {
         configure(p, dataDir, database);
@@ -198,11 +213,15 @@ private slots:
 
     void diskFull()
     {
-        const QString dataDir = m_mount + QStringLiteral("/data");
-        const QString database = dataDir + QStringLiteral("/switchyard.sqlite");
-        const QString filler = m_mount + QStringLiteral("/filler");
+        const OnTmpfs at = onTmpfs();
+        const QString &dataDir = at.dataDir, &database = at.database, &filler = at.filler;
         ProxyProcess proxy;
         configure(proxy, dataDir, database);
+        // The scenario needs an outage that lasts until the filler goes. A full disk refuses a commit only when
+        // the WAL must grow; once a checkpoint has copied the WAL back, later commits reuse its pages and
+        // succeed (diskFullUnderTheWalCheckpointer below). So checkpoints stay inside commits past 1000 pages,
+        // which this small workload never reaches.
+        proxy.setEnv(QStringLiteral("SWITCHYARD_WAL_CHECKPOINT"), QStringLiteral("store"));
         StoreOutage outage;
         outage.takeAway = [&] {
             int err = 0;
@@ -248,10 +267,64 @@ private slots:
         QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
+    // The shipped configuration on a full disk: the WAL checkpointer copies the WAL back 200 ms after writes,
+    // so commits reuse its pages and often succeed, and a checkpoint may itself fail for want of space. Each
+    // turn is then either served and logged, or refused with 503 store_unavailable and logged once the disk
+    // has room again; no row is lost and the file stays intact.
+    void diskFullUnderTheWalCheckpointer()
+    {
+        const OnTmpfs at = onTmpfs();
+        const QString &database = at.database, &filler = at.filler;
+        ProxyProcess proxy;
+        configure(proxy, at.dataDir, database);
+        QVERIFY2(proxy.addAccounts(2), qPrintable(proxy.errorString()));
+        QVERIFY2(proxy.start(m_fake.baseUrl(), 30000), qPrintable(proxy.errorString()));
+        for (int i = 0; i < 3; ++i)
+            serveOneTurn(proxy, QStringLiteral("before %1").arg(i));
+        int err = 0;
+        fillUntilRefused(filler, &err);
+        QCOMPARE(err, ENOSPC);
+        QHash<QString, int> answered; // request id -> HTTP status
+        for (int i = 0; i < 12; ++i) {
+            QList<AsyncTurn *> turns{turn(proxy, QStringLiteral("on the full disk %1").arg(i))};
+            const bool done = waitForTurns(turns, 60000);
+            const TurnOutcome outcome = turns.first()->outcome();
+            qDeleteAll(turns);
+            QVERIFY(done);
+            QVERIFY2(outcome.status == 200 || (outcome.status == 503 && outcome.errorCode == u"store_unavailable"),
+                     qPrintable(QStringLiteral("turn %1: %2 %3").arg(i).arg(outcome.status).arg(outcome.errorCode)));
+            if (outcome.status == 200)
+                QVERIFY(outcome.sawCompleted);
+            QVERIFY(!outcome.requestId.isEmpty());
+            answered.insert(outcome.requestId, outcome.status);
+        }
+        qInfo("on the full disk: %lld of 12 turns served", qlonglong(std::count(answered.cbegin(), answered.cend(), 200)));
+        QVERIFY(QFile::remove(filler));
+        const auto status = [&proxy] {
+            return httpRequest("GET", QUrl(proxy.url(QStringLiteral("/api/status"))), {}, {}, 5000).json();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(status().value(QLatin1String("store_writable")).toBool(), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(status().value(QLatin1String("store_pending_writes")).toInt(-1), 0, 20000);
+        QCOMPARE(status().value(QLatin1String("store_lost_writes")).toInteger(-1), 0);
+        serveOneTurn(proxy, QStringLiteral("after"));
+        if (QTest::currentTestFailed())
+            return;
+        for (auto it = answered.cbegin(); it != answered.cend(); ++it) {
+            const QJsonObject row = proxy.waitForRequest(it.key(), 20000);
+            QCOMPARE(row.value(QLatin1String("status")).toString(),
+                     it.value() == 200 ? QStringLiteral("completed") : QStringLiteral("rejected"));
+        }
+        QCOMPARE(proxy.stop(30000), 0);
+        QString error;
+        QCOMPARE(readSqliteColumn(database, QStringLiteral("PRAGMA integrity_check"), &error),
+                 QStringList{QStringLiteral("ok")});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+
     void readOnly()
     {
-        const QString dataDir = m_mount + QStringLiteral("/data");
-        const QString database = dataDir + QStringLiteral("/switchyard.sqlite");
+        const OnTmpfs at = onTmpfs();
+        const QString &dataDir = at.dataDir, &database = at.database;
         ProxyProcess proxy;
         configure(proxy, dataDir, database);
         QVERIFY2(proxy.addAccounts(2), qPrintable(proxy.errorString()));
