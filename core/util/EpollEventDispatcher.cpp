@@ -417,6 +417,12 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         if (flags & QEventLoop::ExcludeSocketNotifiers)
             continue; // level-triggered: reported again by the next wait that includes them
         activity += d->activateSocket(fd, generation, events[i].events);
+        // What was posted while this pass works through its sockets (a store answer: the slot claim a new turn
+        // waits on before its first byte) is delivered between two sockets rather than after the last one.
+        if (d->wakePending.loadAcquire()) {
+            d->drainWakeUps();
+            QCoreApplication::sendPostedEvents();
+        }
     }
     if (!(flags & QEventLoop::X11ExcludeTimers))
         activity += d->activateTimers();

@@ -82,6 +82,7 @@ private slots:
     void aTimerIsNotReenteredFromANestedLoop();
     void remainingTimeAndRegisteredTimers();
     void aPostFromAnotherThreadWakesTheLoop();
+    void aPostMadeDuringAPassComesBeforeItsNextSocket();
     void quitFromAnotherThreadEndsItsLoop();
     void aReusedDescriptorIsWatchedAgain();
     void togglingANotifierCostsNoSystemCallUntilTheWait();
@@ -260,6 +261,43 @@ void TestEpollDispatcher::aPostFromAnotherThreadWakesTheLoop()
     loop.exec();
     poster.join();
     QVERIFY(arrived);
+}
+
+void TestEpollDispatcher::aPostMadeDuringAPassComesBeforeItsNextSocket()
+{
+    // The proxy thread works through bursts of ready sockets; an answer the store thread posts meanwhile (the
+    // slot claim a new turn waits on) is delivered between two sockets of the pass, not after its last one.
+    int a[2], b[2];
+    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
+    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
+    QStringList order;
+    QObject receiver;
+    {
+        QSocketNotifier first(a[0], QSocketNotifier::Read);
+        QSocketNotifier second(b[0], QSocketNotifier::Read);
+        bool posted = false;
+        const auto onReady = [&](int fd) {
+            char c;
+            QCOMPARE(::read(fd, &c, 1), 1);
+            order << QStringLiteral("socket");
+            if (std::exchange(posted, true))
+                return;
+            std::thread([&] {
+                QMetaObject::invokeMethod(
+                    &receiver, [&] { order << QStringLiteral("posted"); }, Qt::QueuedConnection);
+            }).join();
+        };
+        connect(&first, &QSocketNotifier::activated, this, [&] { onReady(a[0]); });
+        connect(&second, &QSocketNotifier::activated, this, [&] { onReady(b[0]); });
+        QCoreApplication::processEvents(); // the notifiers join the epoll set before this pass's wait
+        QCOMPARE(::write(a[1], "x", 1), 1);
+        QCOMPARE(::write(b[1], "x", 1), 1);
+        QCoreApplication::processEvents(); // one wait finds both sockets ready
+        QCoreApplication::processEvents(); // anything still posted
+    }
+    for (int fd : {a[0], a[1], b[0], b[1]})
+        ::close(fd);
+    QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("posted"), QStringLiteral("socket")}));
 }
 
 void TestEpollDispatcher::quitFromAnotherThreadEndsItsLoop()
