@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Switchyard benchmark: direct vs nginx vs `switchyard serve` on one fake upstream, every scenario, one table.
 # Builds nothing. Usage (bench/README.md):
-#   bench/run.sh BUILD_DIR [--seconds N] [--soak-seconds N] [--soak-clients N] [--log-rows N] [--only LIST] [--keep]
+#   bench/run.sh BUILD_DIR [--seconds N] [--rounds N] [--soak-seconds N] [--soak-clients N] [--log-rows N]
+#                [--only LIST] [--keep]
 # or SWITCHYARD_BUILD_DIR=BUILD_DIR bench/run.sh ...
 # --only: comma-separated parts to run (default all): c1,c64,c256,body,chat,rss,soak,log
+# --rounds: how many times each load scenario runs its three targets in turn (default 3); the table shows the
+#   median of the rounds, and the sy/ngx ratio of the added TTFB of every round.
 set -euo pipefail
 
 BUILD="${SWITCHYARD_BUILD_DIR:-}"
 SECONDS_PER_RUN=10   # measured seconds per load run (plus 1 s warm-up)
+ROUNDS=3
 SOAK_SECONDS=60
 SOAK_CLIENTS=256
 LOG_ROWS=1000000
@@ -16,12 +20,13 @@ KEEP=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
+        --rounds) ROUNDS="$2"; shift 2 ;;
         --soak-seconds) SOAK_SECONDS="$2"; shift 2 ;;
         --soak-clients) SOAK_CLIENTS="$2"; shift 2 ;;
         --only) ONLY="$2"; shift 2 ;;
         --log-rows) LOG_ROWS="$2"; shift 2 ;;
         --keep) KEEP=1; shift ;;
-        -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
         -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
         *) BUILD="$1"; shift ;;
     esac
@@ -63,6 +68,12 @@ declare -A R   # R[scenario.target.key] = value
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 calc() { awk "BEGIN { v = $1; printf \"%.${2:-2}f\", v }"; }
+v() { echo "${R[$1]:-}"; }
+num() { [ -n "$1" ] && [ "$1" != "-" ]; }
+ratio() { # A B -> A/B
+    if num "$1" && num "$2" && awk "BEGIN { exit !($2 > 0) }"; then calc "$1 / $2" 2; else echo "-"; fi
+}
+sub() { if num "$1" && num "$2"; then calc "$1 - $2" 3; else echo "-"; fi; }
 
 free_port() {
     local p
@@ -218,12 +229,22 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
             >/dev/null 2>&1 &
         perf_pid=$!
     fi
+    local strace_pid=""
+    if [ -n "${BENCH_SYSCALLS:-}" ] && [ "$target" != direct ]; then
+        # Profiling aid (not part of the table): BENCH_SYSCALLS=PREFIX counts the proxy's system calls per run
+        # (strace -c; it slows the proxy down, so the run's times are not comparable with other runs).
+        strace -c -f -o "$BENCH_SYSCALLS.$scen.$target.txt" $(for p in $pids; do echo -p "$p"; done) \
+            >/dev/null 2>&1 &
+        strace_pid=$!
+        sleep 0.5
+    fi
     t0=$(date +%s%N)
     out=$("$LOAD" --url "$(url_for "$target" "$kind")" --kind "$kind" --concurrency "$conc" \
         --duration "$SECONDS_PER_RUN" --session-prefix "r$RUN-$target" "$@" 2>>"$WORK/load.err" || true)
     c1=$(cpu_ticks $pids)
     t1=$(date +%s%N)
     [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; }
+    [ -n "$strace_pid" ] && { kill -INT "$strace_pid"; wait "$strace_pid" 2>/dev/null || true; }
     if [ "$target" = switchyard ]; then
         # How busy the one proxy thread was over the whole run (warm-up included): near 100 % it is the limit.
         p1=$(thread_ticks "$SY_PID" proxy)
@@ -239,7 +260,39 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     fi
     log "$scen $target: ${out:-no result (see $WORK/load.err)}"
 }
-each_target() { local t; for t in direct nginx switchyard; do load "$1" "$t" "${@:2}"; done; }
+median() { # VALUES... -> their median ("-" and empty values left out), "" when none is left
+    printf '%s\n' "$@" | awk '$1 != "" && $1 != "-"' | sort -g |
+        awk '{ a[NR] = $1 } END { if (NR == 0) exit; if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+# Every round runs the three targets back to back, so each round's ratios compare runs made under the same
+# background load; the machine's noise moves whole rounds (nginx's added p50 at c=64 varied 0.05-2.2 ms between
+# single runs). The table shows each figure's median over the rounds; "added" figures are the median of each
+# round's own difference to direct.
+each_target() { # SCENARIO KIND CONCURRENCY [extra sy-bench-load args]
+    local scen="$1" r t key vals
+    for r in $(seq 1 "$ROUNDS"); do
+        for t in direct nginx switchyard; do load "$scen@$r" "$t" "${@:2}"; done
+        for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms; do
+            for t in nginx switchyard; do
+                R[$scen@$r.$t.added_$key]=$(sub "$(v "$scen@$r.$t.$key")" "$(v "$scen@$r.direct.$key")")
+            done
+        done
+    done
+    for t in direct nginx switchyard; do
+        for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms ttlb_p99_ms rps cpu_us_per_req proxy_thread_busy_pct \
+                   store_thread_busy_pct added_ttfb_p50_ms added_ttfb_p99_ms added_ttlb_p50_ms; do
+            vals=(); for r in $(seq 1 "$ROUNDS"); do vals+=("$(v "$scen@$r.$t.$key")"); done
+            R[$scen.$t.$key]=$(median "${vals[@]}")
+        done
+        R[$scen.$t.errors]=0
+        for r in $(seq 1 "$ROUNDS"); do R[$scen.$t.errors]=$(( ${R[$scen.$t.errors]} + ${R[$scen@$r.$t.errors]:-0} )); done
+    done
+    for key in ttfb_p50_ms ttfb_p99_ms; do
+        vals=""
+        for r in $(seq 1 "$ROUNDS"); do vals+="$(ratio "$(v "$scen@$r.switchyard.added_$key")" "$(v "$scen@$r.nginx.added_$key")") "; done
+        R[$scen.rounds.added_$key]="${vals% }"
+    done
+}
 
 log "upstream :$UP_PORT  nginx :$NGINX_PORT  switchyard :$SY_PORT  profile $STREAM_PROFILE  slots $SLOTS"
 profile "$STREAM_PROFILE"
@@ -355,12 +408,6 @@ done
 fi
 
 # ---------------------------------------------------------------- table
-v() { echo "${R[$1]:-}"; }
-num() { [ -n "$1" ] && [ "$1" != "-" ]; }
-ratio() { # A B -> A/B
-    if num "$1" && num "$2" && awk "BEGIN { exit !($2 > 0) }"; then calc "$1 / $2" 2; else echo "-"; fi
-}
-sub() { if num "$1" && num "$2"; then calc "$1 - $2" 3; else echo "-"; fi; }
 row() { printf '%-34s %11s %11s %11s %9s %9s %9s\n' "$@"; }
 metric_rows() { # SCENARIO LABEL
     local s="$1" key label
@@ -370,11 +417,12 @@ metric_rows() { # SCENARIO LABEL
         row "$2 $key" "$d" "$n" "$y" "$(ratio "$n" "$d")" "$(ratio "$y" "$d")" "$(ratio "$y" "$n")"
     done
     for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms; do
-        local d n y an ay
-        d=$(v "$s.direct.$key"); n=$(v "$s.nginx.$key"); y=$(v "$s.switchyard.$key")
-        an=$(sub "$n" "$d"); ay=$(sub "$y" "$d")
-        R[$s.nginx.added_$key]=$an; R[$s.switchyard.added_$key]=$ay
+        local an ay
+        an=$(v "$s.nginx.added_$key"); ay=$(v "$s.switchyard.added_$key")
         row "$2 added ${key}" "" "$an" "$ay" "" "" "$(ratio "$ay" "$an")"
+    done
+    for key in ttfb_p50_ms ttfb_p99_ms; do
+        printf '%-34s %s\n' "$2 added ${key} sy/ngx by round" "$(v "$s.rounds.added_$key")"
     done
     row "$2 cpu_us_per_req" "" "$(v "$s.nginx.cpu_us_per_req")" "$(v "$s.switchyard.cpu_us_per_req")" "" "" \
         "$(ratio "$(v "$s.switchyard.cpu_us_per_req")" "$(v "$s.nginx.cpu_us_per_req")")"
@@ -384,11 +432,12 @@ metric_rows() { # SCENARIO LABEL
 }
 
 echo
-echo "Switchyard benchmark — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, ${SECONDS_PER_RUN} s per run"
+echo "Switchyard benchmark — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, ${SECONDS_PER_RUN} s per run, $ROUNDS rounds"
 echo "upstream profile: $EVENTS deltas x $DELTA_BYTES B, $DELAY_MS ms apart; codex body 40 KiB; switchyard: 3 accounts,"
 echo "slot_count $SLOTS per account (config slots_per_account 64), other settings default; nginx: $NGINX_WORKERS worker(s)"
 echo "load average at start $LOAD_AT_START, at end $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews results)"
-echo "times in ms (ttfb = first body byte); added = target minus direct; ratios are column / column"
+echo "times in ms (ttfb = first body byte); added = target minus direct; ratios are column / column;"
+echo "each figure is the median of the rounds (added: of each round's own difference to direct)"
 echo
 row "scenario / metric" direct nginx switchyard ngx/dir sy/dir sy/ngx
 for s in stream_c1:"stream c=1" stream_c64:"stream c=64" stream_c256:"stream c=256" \

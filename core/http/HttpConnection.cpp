@@ -161,6 +161,9 @@ void HttpConnection::onReadyRead()
 {
     if (m_gone)
         return;
+    // Bytes past the body (a pipelined request) are left for readAll(): Qt does not signal them again.
+    if (readBodyInPlace() && (m_gone || m_socket->bytesAvailable() == 0))
+        return;
     const QByteArray data = m_socket->readAll();
     if (m_closing)
         return; // lingering close: drain and discard what the client still sends

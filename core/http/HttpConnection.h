@@ -93,6 +93,7 @@ private:
     void onReadyRead();
     void onBytesWritten();
     void processInbox();
+    bool readBodyInPlace();
     void dispatchCompleted();
     bool addHeaderBytes(qsizetype n);
     void commitHeader();
@@ -122,6 +123,8 @@ private:
     bool m_lastWasValue = false;
     qint64 m_headerBytes = 0;
     QByteArray m_body;
+    // Bytes readBodyInPlace() put at the end of m_body that http_parser has yet to report through onBody().
+    qsizetype m_inPlacePending = 0;
     bool m_messageComplete = false;
     int m_sequence = 0;
     PendingError m_error;
