@@ -352,8 +352,11 @@ void Turn::onEvent(const SseEvent &event)
         return;
     const QByteArray &type = event.event;
     QJsonObject data;
-    // Pass-through sinks need only the structural events parsed; text deltas go by as bytes.
-    const bool needsParse = !(type.endsWith(".delta") && m_route.route != Route::V1ChatCompletions);
+    // Only what the sink or the turn reads is parsed: deltas and the done events of a pass-through stream
+    // go by as bytes. The turn itself reads errors (failover before the first event, the logged error code)
+    // and codex.rate_limits (quota usage).
+    const bool needsParse = m_sink->needsEventData(type) || type == "error" || type == "response.failed" ||
+                            type == "codex.rate_limits";
     if (needsParse)
         data = QJsonDocument::fromJson(event.data).object();
 

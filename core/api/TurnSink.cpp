@@ -66,6 +66,7 @@ public:
     TokenUsage usage() const override { return m_acc.usage(); }
     QString terminalStatus() const override { return m_acc.status(); }
     QString responseId() const override { return m_acc.responseId(); }
+    bool needsEventData(const QByteArray &type) const override { return m_acc.usesData(type); }
 
 protected:
     void track(const QByteArray &type, const QJsonObject &data) { m_acc.onEvent(type, data); }
@@ -164,6 +165,7 @@ public:
     }
     bool streaming() const override { return true; }
     QByteArray contentType() const override { return QByteArrayLiteral("text/event-stream"); }
+    bool needsEventData(const QByteArray &) const override { return true; } // the translator reads every event
     QByteArray onEvent(const QByteArray &type, const QByteArray &, const QJsonObject &data) override
     {
         track(type, data);

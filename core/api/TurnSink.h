@@ -27,6 +27,9 @@ public:
     virtual QByteArray keepaliveFrame() const { return QByteArrayLiteral(": keepalive\n\n"); }
     // Bytes for one upstream event; `terminal` is set when the event ended the turn.
     virtual QByteArray onEvent(const QByteArray &type, const QByteArray &rawData, const QJsonObject &data) = 0;
+    // Whether onEvent() needs `data` (the parsed rawData) for an event of this type; for the others it may
+    // be given an empty object.
+    virtual bool needsEventData(const QByteArray &type) const = 0;
     // After commit: the bytes that end the stream with an explicit error (never a silent close).
     virtual QByteArray failureFrames(const QString &code, const QString &message) = 0;
     // Non-streaming sinks: the whole answer body once the turn ended normally.

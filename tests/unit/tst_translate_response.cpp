@@ -92,6 +92,8 @@ private slots:
     void accumulatorTypeFromData();
     void accumulatorFeedsChatCompletion();
     void accumulatorSummaryKeepsOnlyWhatTheLogNeeds();
+    void accumulatorSkippedDataChangesNothing_data();
+    void accumulatorSkippedDataChangesNothing();
 };
 
 void TestTranslateResponse::usageFull()
@@ -465,6 +467,94 @@ void TestTranslateResponse::accumulatorSummaryKeepsOnlyWhatTheLogNeeds()
     QVERIFY(!kept.contains("instructions"_L1));
     QCOMPARE(kept.value("output"_L1).toArray().size(), 0); // neither the final output nor the rebuilt one
     QCOMPARE(QJsonDocument(kept).toJson(QJsonDocument::Compact).size() < 200, true);
+}
+
+
+void TestTranslateResponse::accumulatorSkippedDataChangesNothing_data()
+{
+    // Whole streams as the upstream sends them, every event name with its data.
+    using Stream = QList<QPair<QByteArray, QJsonObject>>;
+    QTest::addColumn<Stream>("stream");
+    const QJsonObject created = terminalEvent("response.created", parse(R"({"id":"resp_s","status":"in_progress",
+        "model":"gpt-5-codex","output":[]})"));
+    const QJsonObject reasoning = parse(R"({"id":"rs_1","type":"reasoning","summary":[],
+        "encrypted_content":"gAAAAB..."})");
+    const Stream start = {
+        {"response.created", created},
+        {"response.in_progress", terminalEvent("response.in_progress", parse(R"({"id":"resp_s",
+            "status":"in_progress"})"))},
+        {"response.output_item.added", QJsonObject{{u"type"_s, u"response.output_item.added"_s},
+                                                   {u"output_index"_s, 0}, {u"item"_s, reasoning}}},
+        {"response.output_item.done", itemDone(0, reasoning)},
+        {"response.output_item.added", QJsonObject{{u"type"_s, u"response.output_item.added"_s},
+                                                   {u"output_index"_s, 1}, {u"item"_s, messageItem("m", "")}}},
+        {"response.content_part.added", parse(R"({"type":"response.content_part.added","output_index":1,
+            "content_index":0,"part":{"type":"output_text","text":""}})")},
+        {"response.output_text.delta", parse(R"({"type":"response.output_text.delta","output_index":1,
+            "delta":"Hel"})")},
+        {"response.output_text.delta", parse(R"({"type":"response.output_text.delta","output_index":1,
+            "delta":"lo"})")},
+        {"response.output_text.done", parse(R"({"type":"response.output_text.done","output_index":1,
+            "text":"Hello"})")},
+        {"response.content_part.done", parse(R"({"type":"response.content_part.done","output_index":1,
+            "part":{"type":"output_text","text":"Hello"}})")},
+        {"response.output_item.done", itemDone(1, messageItem("m", "Hello"))},
+        {"codex.rate_limits", parse(R"({"type":"codex.rate_limits","rate_limits":{"primary":
+            {"used_percent":12.0}}})")},
+    };
+    const QJsonObject usage = parse(R"({"input_tokens":10,"output_tokens":5,"total_tokens":15})");
+    QTest::newRow("completed, output left empty")
+        << (Stream(start) << qMakePair(QByteArray("response.completed"),
+                                       terminalEvent("response.completed",
+                                                     QJsonObject{{u"id"_s, u"resp_s"_s}, {u"status"_s, u"completed"_s},
+                                                                 {u"output"_s, QJsonArray()}, {u"usage"_s, usage}})));
+    QTest::newRow("incomplete")
+        << (Stream(start) << qMakePair(QByteArray("response.incomplete"),
+                                       terminalEvent("response.incomplete", parse(R"({"id":"resp_s",
+            "status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":1}})"))));
+    QTest::newRow("failed")
+        << (Stream(start) << qMakePair(QByteArray("response.failed"),
+                                       terminalEvent("response.failed", parse(R"({"id":"resp_s",
+            "error":{"code":"server_error","message":"boom"}})"))));
+    QTest::newRow("error event")
+        << (Stream(start) << qMakePair(QByteArray("error"), parse(R"({"type":"error","code":"rate_limit_exceeded",
+            "message":"slow"})")));
+    QTest::newRow("error right after created")
+        << Stream{{"response.created", created},
+                  {"error", parse(R"({"type":"error","error":{"code":"server_error","message":"gone"}})")}};
+    QTest::newRow("names only in the data")
+        << Stream{{"", created},
+                  {"", itemDone(0, messageItem("m", "Hi"))},
+                  {"", terminalEvent("response.completed", QJsonObject{{u"id"_s, u"resp_s"_s}, {u"output"_s, QJsonArray()}})}};
+}
+
+void TestTranslateResponse::accumulatorSkippedDataChangesNothing()
+{
+    // The turn parses an event only when usesData() says the accumulator reads it: an accumulator that gets
+    // an empty object for every other event must end exactly like one that got all the data.
+    using Stream = QList<QPair<QByteArray, QJsonObject>>;
+    QFETCH(Stream, stream);
+    for (const bool summary : {false, true}) {
+        sy::ResponseAccumulator all;
+        sy::ResponseAccumulator skipping;
+        all.setSummaryOnly(summary);
+        skipping.setSummaryOnly(summary);
+        int skipped = 0;
+        for (const auto &[type, data] : stream) {
+            all.onEvent(type, data);
+            const bool uses = skipping.usesData(type);
+            skipped += uses ? 0 : 1;
+            skipping.onEvent(type, uses ? data : QJsonObject());
+        }
+        if (stream.size() > 2 && !stream.first().first.isEmpty())
+            QVERIFY(skipped > 0); // the whole streams do exercise the skipping
+        QCOMPARE(skipping.terminal(), all.terminal());
+        QCOMPARE(skipping.status(), all.status());
+        QCOMPARE(skipping.response(), all.response());
+        QCOMPARE(skipping.error(), all.error());
+        QCOMPARE(skipping.responseId(), all.responseId());
+        QCOMPARE(skipping.usage().total, all.usage().total);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestTranslateResponse)

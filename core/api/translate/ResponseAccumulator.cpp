@@ -44,6 +44,17 @@ void ResponseAccumulator::onEvent(const QByteArray &type, const QJsonObject &dat
     }
 }
 
+bool ResponseAccumulator::usesData(const QByteArray &type) const
+{
+    if (type.isEmpty())
+        return true; // the type is in the data
+    if (m_terminal)
+        return false;
+    return type == "response.created" || type == "response.in_progress" || type == "response.completed" ||
+           type == "response.incomplete" || type == "response.failed" || type == "error" ||
+           (!m_summaryOnly && type == "response.output_item.done");
+}
+
 QJsonObject ResponseAccumulator::kept(const QJsonObject &response) const
 {
     if (!m_summaryOnly)

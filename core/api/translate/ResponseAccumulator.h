@@ -25,6 +25,9 @@ public:
 
     // `type` is the SSE event name; when empty, data["type"] is used.
     void onEvent(const QByteArray &type, const QJsonObject &data);
+    // Whether onEvent() reads the data of an event of this type: a caller may pass an empty object for the
+    // others instead of parsing them (the done events repeat a whole item, text or reasoning, in JSON).
+    bool usesData(const QByteArray &type) const;
 
     // True once a terminal event (or an `error` event) has arrived; later events are ignored.
     bool terminal() const { return m_terminal; }
