@@ -211,22 +211,20 @@ int HttpConnection::onBody(const char *at, size_t length)
         Q_ASSERT(qsizetype(length) <= m_inPlacePending &&
                  at == m_body.constData() + m_body.size() - m_inPlacePending);
         m_inPlacePending -= qsizetype(length);
-        if (m_config.requestTimeoutMs > 0)
-            m_requestTimer.start(m_config.requestTimeoutMs);
-        return 0;
+    } else {
+        if (m_body.size() + qint64(length) > m_config.maxBodyBytes)
+            return reject(413, "invalid_request_error", "request_too_large",
+                          QStringLiteral("request body exceeds %1 bytes").arg(m_config.maxBodyBytes));
+        if (m_body.isEmpty() && m_parser->content_length != ULLONG_MAX && !(m_parser->flags & F_CHUNKED)) {
+            // http_parser counts content_length down as it delivers the body: this is what is left, this
+            // callback's bytes included. One exact allocation instead of repeated growth (and its slack kept
+            // for the whole turn); onHeadersComplete already refused anything above the maximum.
+            m_body.reserve(
+                qsizetype(qMin<quint64>(m_parser->content_length + length, quint64(m_config.maxBodyBytes))) +
+                qsizetype(kBodySlack));
+        }
+        m_body.append(at, qsizetype(length));
     }
-    if (m_body.size() + qint64(length) > m_config.maxBodyBytes)
-        return reject(413, "invalid_request_error", "request_too_large",
-                      QStringLiteral("request body exceeds %1 bytes").arg(m_config.maxBodyBytes));
-    if (m_body.isEmpty() && m_parser->content_length != ULLONG_MAX && !(m_parser->flags & F_CHUNKED)) {
-        // http_parser counts content_length down as it delivers the body: this is what is left, this
-        // callback's bytes included. One exact allocation instead of repeated growth (and its slack kept for
-        // the whole turn); onHeadersComplete already refused anything above the maximum.
-        m_body.reserve(
-            qsizetype(qMin<quint64>(m_parser->content_length + length, quint64(m_config.maxBodyBytes))) +
-            qsizetype(kBodySlack));
-    }
-    m_body.append(at, qsizetype(length));
     if (m_config.requestTimeoutMs > 0)
         m_requestTimer.start(m_config.requestTimeoutMs); // a body that keeps moving is not slow
     return 0;
