@@ -1,4 +1,5 @@
 // sy-bench-db: fixtures and timings on a Switchyard data directory for the benchmark (never on a live one).
+#include "ClaimBench.h"
 #include "FakeAuth.h"
 #include "LogDb.h"
 
@@ -12,7 +13,8 @@ namespace {
 const char kUsage[] = "usage: sy-bench-db auth DIR COUNT       write DIR/auth-1..COUNT.json (fake accounts)\n"
                       "       sy-bench-db slots DB N            set every account's slot_count to N\n"
                       "       sy-bench-db fill DB ROWS          add ROWS request_log rows over the last 30 days\n"
-                      "       sy-bench-db chart DB [REPEAT]     time the 30-day chart queries\n";
+                      "       sy-bench-db chart DB [REPEAT]     time the 30-day chart queries\n"
+                      "       sy-bench-db claims DB [N [BURST]] time N slot claims alone and in bursts (default 2000, 64)\n";
 
 int fail(const QString &error)
 {
@@ -41,6 +43,14 @@ int main(int argc, char **argv)
     if (command == QLatin1String("auth") && args.size() == 3) {
         error = sy::bench::writeFakeAuthFiles(args[1], int(n));
         return error.isEmpty() ? 0 : fail(error);
+    }
+    if (command == QLatin1String("claims") && args.size() <= 4) {
+        const int burst = args.size() > 3 ? args[3].toInt(&ok) : 64;
+        if (!ok || burst < 1) {
+            std::fputs(kUsage, stderr);
+            return 2;
+        }
+        return sy::bench::timeClaims(args[1], n > 0 ? int(n) : 2000, burst, &error) ? 0 : fail(error);
     }
     sy::bench::LogDb db(args[1]);
     if (!db.open(&error))

@@ -98,6 +98,31 @@ private slots:
         QCOMPARE(int(claim(attempt(m_b, QStringLiteral("req_2"), 1, 0)).kind), int(ClaimOutcome::Kind::Claimed));
     }
 
+    // A snapshot that saw epoch > 0 saw the row, so the claim does not try to create it. If the row is gone all
+    // the same (its account was removed and added again since), the claim is a Conflict with the account's
+    // fresh rows, not a database error, and the retry from epoch 0 creates the row and claims it.
+    void claimOfAVanishedRowIsAConflict()
+    {
+        QCOMPARE(int(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind), int(ClaimOutcome::Kind::Claimed));
+        exec(QStringLiteral("DELETE FROM owner_slots"));
+        const ClaimOutcome stale = claim(attempt(m_a, QStringLiteral("req_2"), 0, 3));
+        QCOMPARE(int(stale.kind), int(ClaimOutcome::Kind::Conflict));
+        QVERIFY(stale.rows.isEmpty());
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM owner_slots")).toInt(), 0);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT cas_conflicts FROM replicas WHERE replica_id = 'rep_a'")).toInt(),
+                 1);
+        const ClaimOutcome retry = claim(attempt(m_a, QStringLiteral("req_2"), 0, 0));
+        QCOMPARE(int(retry.kind), int(ClaimOutcome::Kind::Claimed));
+        QCOMPARE(retry.held.epoch, 1);
+        // A later claim from the snapshot's epoch (1) finds the row without creating it.
+        QString error;
+        QVERIFY2(OwnerSlotRepository(*m_db).settleTurn(m_a, QStringLiteral("req_2"), QString(), kNow, &error),
+                 qPrintable(error));
+        const ClaimOutcome next = claim(attempt(m_a, QStringLiteral("req_3"), 0, 1));
+        QCOMPARE(int(next.kind), int(ClaimOutcome::Kind::Claimed));
+        QCOMPARE(next.held.epoch, 2);
+    }
+
     void claimRechecksTheDurableAccountRow()
     {
         exec(QStringLiteral("UPDATE accounts SET status = 'paused', version = 7 WHERE id = 'acc_1'"));

@@ -1,0 +1,169 @@
+#include "ClaimBench.h"
+
+#include "ownership/OwnerSlotRepository.h"
+#include "store/AccountRepository.h"
+#include "store/Database.h"
+#include "store/StoreWorker.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QUuid>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace sy::bench {
+
+namespace {
+
+struct Sample
+{
+    double roundTripUs = 0; // submit -> answer on the submitting thread
+    double unitUs = 0;      // the claim's own statements inside the store unit
+    double startUs = 0;     // submit -> the claim's statements begin (queue, wake-up, BEGIN)
+    double afterUs = 0;     // the statements end -> answer (COMMIT, hand-back, wake-up)
+};
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+}
+
+void print(const char *label, const std::vector<double> &v)
+{
+    std::printf("%-34s n=%5zu p50=%7.1f p90=%7.1f p99=%7.1f us\n", label, v.size(), percentile(v, 0.5),
+                percentile(v, 0.9), percentile(v, 0.99));
+}
+
+} // namespace
+
+bool timeClaims(const QString &databasePath, int count, int burst, QString *error)
+{
+    StoreWorker store;
+    if (const int group = qEnvironmentVariableIntValue("BENCH_GROUP_JOBS"); group > 0)
+        store.setWriteGroupLimits(group, 5); // A/B of the group-commit limit (the proxy's default is 64 jobs)
+    if (!store.start(databasePath, error))
+        return false;
+    QList<AccountRecord> accounts;
+    std::optional<ReplicaIdentity> me;
+    const qint64 startMs = QDateTime::currentMSecsSinceEpoch();
+    if (!store.runBlocking(
+            [&](Database &db, QString *e) {
+                accounts = AccountRepository(db).list(e);
+                me = OwnerSlotRepository(db).registerReplica(QStringLiteral("bench-claims"), startMs, e);
+                return e->isEmpty() && me.has_value();
+            },
+            error))
+        return false;
+    if (accounts.isEmpty()) {
+        *error = QStringLiteral("the database has no accounts");
+        return false;
+    }
+    // Every slot's epoch as this process last left it (the proxy's snapshot).
+    QHash<QPair<QString, int>, qint64> epochs;
+    const int slotsPerAccount = std::max(1, burst);
+    struct Series
+    {
+        std::vector<double> roundTrips, starts, units, afters, lastOfBurst;
+    };
+    auto run = [&](int inFlight, Series *out) {
+        for (int done = 0; done < count; done += inFlight) {
+            const int n = std::min(inFlight, count - done);
+            std::vector<Sample> samples(static_cast<size_t>(n));
+            std::vector<HeldSlot> held;
+            QEventLoop loop;
+            int answered = 0;
+            QElapsedTimer burstTimer;
+            burstTimer.start();
+            for (int i = 0; i < n; ++i) {
+                ClaimAttempt a;
+                a.requestId = QUuid::createUuid().toString(QUuid::WithoutBraces);
+                a.accountId = accounts[(done + i) % accounts.size()].id;
+                a.slot = ((done + i) / int(accounts.size())) % slotsPerAccount;
+                a.expectedEpoch = epochs.value({a.accountId, a.slot}, 0);
+                a.route = QStringLiteral("bench");
+                a.replica = *me;
+                a.nowMs = QDateTime::currentMSecsSinceEpoch();
+                a.startedAtMs = a.nowMs;
+                a.leaseMs = 60000;
+                auto outcome = std::make_shared<ClaimOutcome>();
+                auto timer = std::make_shared<QElapsedTimer>();
+                timer->start();
+                Sample *sample = &samples[size_t(i)];
+                store.submitUrgent(
+                    [a, outcome, sample, timer](Database &db, QString *e) {
+                        sample->startUs = double(timer->nsecsElapsed()) / 1000.0;
+                        *outcome = OwnerSlotRepository(db).claim(a, e);
+                        sample->unitUs = double(timer->nsecsElapsed()) / 1000.0 - sample->startUs;
+                        return outcome->kind != ClaimOutcome::Kind::Error;
+                    },
+                    &loop,
+                    [&, a, outcome, timer, sample](bool ok, const QString &e) {
+                        sample->roundTripUs = double(timer->nsecsElapsed()) / 1000.0;
+                        sample->afterUs = sample->roundTripUs - sample->startUs - sample->unitUs;
+                        if (ok && outcome->kind == ClaimOutcome::Kind::Claimed) {
+                            held.push_back(outcome->held);
+                            epochs[{a.accountId, a.slot}] = outcome->held.epoch;
+                        } else {
+                            std::fprintf(stderr, "claim %s: %s\n", qPrintable(a.requestId),
+                                         qPrintable(ok ? outcome->reason : e));
+                            for (const SlotState &row : outcome->rows)
+                                epochs[{row.accountId, row.slot}] = row.epoch;
+                        }
+                        if (++answered == n) {
+                            out->lastOfBurst.push_back(double(burstTimer.nsecsElapsed()) / 1000.0);
+                            loop.quit();
+                        }
+                    });
+            }
+            loop.exec();
+            for (const Sample &s : samples) {
+                out->roundTrips.push_back(s.roundTripUs);
+                out->starts.push_back(s.startUs);
+                out->units.push_back(s.unitUs);
+                out->afters.push_back(s.afterUs);
+            }
+            // Settle what was claimed (not timed), so the next round finds the slots free.
+            QString settleError;
+            const ReplicaIdentity replica = *me;
+            if (!store.runBlocking(
+                    [&held, replica](Database &db, QString *e) {
+                        OwnerSlotRepository repo(db);
+                        for (const HeldSlot &h : held)
+                            if (!repo.settleTurn(replica, h.requestId, QString(), QDateTime::currentMSecsSinceEpoch(), e))
+                                return false;
+                        return true;
+                    },
+                    &settleError)) {
+                std::fprintf(stderr, "settle: %s\n", qPrintable(settleError));
+                return false;
+            }
+        }
+        return true;
+    };
+    Series alone, bursts;
+    bool ok = run(1, &alone) && run(burst, &bursts);
+    store.stop();
+    if (!ok) {
+        *error = QStringLiteral("a round failed");
+        return false;
+    }
+    std::printf("claims on %lld accounts, %d one at a time, %d in bursts of %d\n", qlonglong(accounts.size()), count,
+                count, burst);
+    for (const auto &[label, s] : {std::pair{"alone", &alone}, std::pair{"burst", &bursts}}) {
+        const QByteArray l(label);
+        print(QByteArray(l + ": submit -> answer").constData(), s->roundTrips);
+        print(QByteArray(l + ":   submit -> statements begin").constData(), s->starts);
+        print(QByteArray(l + ":   claim statements").constData(), s->units);
+        print(QByteArray(l + ":   statements end -> answer").constData(), s->afters);
+    }
+    print("burst: submit -> last answer", bursts.lastOfBurst);
+    return true;
+}
+
+} // namespace sy::bench
