@@ -134,9 +134,12 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
             if (!store.runBlocking(
                     [&held, replica](Database &db, QString *e) {
                         OwnerSlotRepository repo(db);
-                        for (const HeldSlot &h : held)
+                        for (const HeldSlot &h : held) {
+                            // One scope per settlement, as one store job each has in the proxy.
+                            Database::StatementScope statements(db);
                             if (!repo.settleTurn(replica, h.requestId, QString(), QDateTime::currentMSecsSinceEpoch(), e))
                                 return false;
+                        }
                         return true;
                     },
                     &settleError)) {

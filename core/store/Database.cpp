@@ -284,6 +284,7 @@ bool Database::prepare(QSqlQuery &q, const QString &sql, QString *error)
         fresh.setNumericalPrecisionPolicy(q.numericalPrecisionPolicy());
         q = std::move(fresh);
     }
+    ++m_compiled;
     if (q.prepare(sql)) {
         if (caching && m_statements.count(sql) == 0 && qsizetype(m_statements.size()) < kMaxCachedStatements) {
             m_statements.emplace(sql, CachedStatement{share(q), true});

@@ -103,6 +103,8 @@ public:
     };
     // Statements compiled and kept by the cache (tests).
     qsizetype cachedStatementCount() const { return qsizetype(m_statements.size()); }
+    // How many times SQL was compiled on this connection (prepare() that did not reuse a cached statement).
+    quint64 compiledStatements() const { return m_compiled; }
     // Executes a prepared query; on failure sets *error and notes storage failures (see writable()).
     bool exec(QSqlQuery &q, QString *error);
     // Prepares and runs a statement without bound values.
@@ -180,6 +182,7 @@ private:
     std::unordered_map<QString, CachedStatement> m_statements;
     QList<QString> m_statementsInUse; // handed out in the open scopes, in order
     int m_statementScopes = 0;
+    quint64 m_compiled = 0;
     quint64 m_failures = 0; // every noted failure; a scope that saw one drops its statements (see StatementScope)
     Dialect m_dialect = Dialect::Sqlite;
     OpenMode m_mode = OpenMode::ReadWrite;

@@ -191,6 +191,9 @@ void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
                 break;
             JobResult &r = results[i];
             {
+                // The savepoint's own statements get a scope per job too: in the group's scope, SAVEPOINT and
+                // RELEASE would stay in use after the first job, and every later job would compile them afresh.
+                Database::StatementScope savepointStatements(m_db);
                 Transaction savepoint(m_db);
                 r.ok = savepoint.begin(&r.error) && runJob(group[i], &r.error) && savepoint.commit(&r.error);
             }

@@ -161,6 +161,42 @@ private slots:
         QVERIFY(worker.writable());
     }
 
+    // Statements are compiled once per connection, not once per job: a group's jobs reuse the statements of
+    // the jobs before them, their savepoints' SAVEPOINT and RELEASE included.
+    void aGroupCompilesItsStatementsOnce()
+    {
+        StoreWorker worker;
+        worker.setWriteGroupLimits(64, 10000);
+        QString error;
+        QVERIFY2(worker.start(pathFor("compiled"), &error), qPrintable(error));
+        auto compiledInAGroupOf = [&](int jobs) {
+            QSemaphore gate;
+            QSemaphore entered;
+            blockStoreThread(worker, gate, entered);
+            QObject context;
+            quint64 first = 0;
+            quint64 last = 0;
+            int done = 0;
+            for (int i = 0; i < jobs; ++i) {
+                worker.submit(
+                    [&, i](Database &db, QString *jobError) {
+                        (i == 0 ? first : last) = db.compiledStatements();
+                        return RequestLogRepository(db).insert(row(QStringLiteral("req_%1_%2").arg(jobs).arg(i)),
+                                                               jobError);
+                    },
+                    &context, [&](bool ok, const QString &) { done += ok ? 1 : 0; });
+            }
+            gate.release();
+            [&] { QTRY_COMPARE(done, jobs); }();
+            return last - first;
+        };
+        compiledInAGroupOf(2); // warms the cache: the first insert compiles its statements
+        const quint64 small = compiledInAGroupOf(3);
+        const quint64 large = compiledInAGroupOf(12);
+        QCOMPARE(large, small);
+        QCOMPARE(large, quint64(0));
+    }
+
     void onDoneWaitsForTheSharedCommit()
     {
         const QString path = pathFor("timing");
