@@ -160,38 +160,35 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     // A slot's first claim creates its row at epoch 0. A snapshot that saw a later epoch saw the row: epochs
     // only grow, so the row is there unless its account was removed (and perhaps added again) since, and then the
     // compare-and-set below cannot match anyway. Skipping the insert saves one statement on nearly every claim.
-    if (a.expectedEpoch == 0) {
-        if (!m_db.prepare(q,
-                          QStringLiteral("INSERT INTO owner_slots (account_id, slot_index, owner_epoch) VALUES (?, ?, 0) "
-                                         "ON CONFLICT (account_id, slot_index) DO NOTHING"),
-                          error))
-            return fail(*error);
+    // Runs `sql`, whose two parameters are the slot's account and index.
+    auto execOnSlot = [&](const QString &sql) {
+        if (!m_db.prepare(q, sql, error))
+            return false;
         q.addBindValue(a.accountId);
         q.addBindValue(a.slot);
-        if (!m_db.exec(q, error))
-            return fail(*error);
-    }
-    // What the row held before: an owner whose lease expired is being reclaimed by this claim.
-    if (!m_db.prepare(q,
-                      QStringLiteral("SELECT ") + slotrows::columns() +
-                          QStringLiteral(" FROM owner_slots WHERE account_id = ? AND slot_index = ?"),
-                      error))
-        return fail(*error);
-    q.addBindValue(a.accountId);
-    q.addBindValue(a.slot);
-    if (!m_db.exec(q, error))
-        return fail(*error);
-    if (!q.next()) {
+        return m_db.exec(q, error);
+    };
+    // The snapshot was stale: the caller gets the account's fresh rows and tries again.
+    auto conflict = [&] {
         q.finish();
-        if (a.expectedEpoch == 0)
-            return fail(QStringLiteral("slot row vanished"));
-        // The snapshot's row is gone: a Conflict hands the caller the account's fresh rows (none: it retries
-        // from epoch 0, which creates the row).
         out.kind = ClaimOutcome::Kind::Conflict;
         out.rows = slotsOf(a.accountId, error);
         if (!bumpReplicaCounter(a.replica, "cas_conflicts", 1, error))
             return fail(*error);
         return out;
+    };
+    if (a.expectedEpoch == 0 &&
+        !execOnSlot(QStringLiteral("INSERT INTO owner_slots (account_id, slot_index, owner_epoch) VALUES (?, ?, 0) "
+                                   "ON CONFLICT (account_id, slot_index) DO NOTHING")))
+        return fail(*error);
+    // What the row held before: an owner whose lease expired is being reclaimed by this claim.
+    if (!execOnSlot(QStringLiteral("SELECT ") + slotrows::columns() +
+                    QStringLiteral(" FROM owner_slots WHERE account_id = ? AND slot_index = ?")))
+        return fail(*error);
+    if (!q.next()) {
+        if (a.expectedEpoch == 0)
+            return fail(QStringLiteral("slot row vanished"));
+        return conflict(); // the snapshot's row is gone: no rows come back, and the retry from epoch 0 creates it
     }
     const SlotState before = slotrows::from(q);
     q.finish();
@@ -220,14 +217,8 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     }
     if (!m_db.exec(q, error))
         return fail(*error);
-    if (q.numRowsAffected() != 1) {
-        q.finish();
-        out.kind = ClaimOutcome::Kind::Conflict;
-        out.rows = slotsOf(a.accountId, error);
-        if (!bumpReplicaCounter(a.replica, "cas_conflicts", 1, error))
-            return fail(*error);
-        return out;
-    }
+    if (q.numRowsAffected() != 1)
+        return conflict();
     q.finish();
     if (!before.ownerReplica.isEmpty()) {
         // The previous owner's lease had expired: its turn is over as far as the protocol is concerned.
