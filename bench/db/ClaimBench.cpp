@@ -5,9 +5,11 @@
 #include "store/Database.h"
 #include "store/StoreWorker.h"
 
-#include <QCoreApplication>
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QHash>
+#include <QPair>
 #include <QUuid>
 
 #include <algorithm>

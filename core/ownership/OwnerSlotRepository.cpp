@@ -157,9 +157,6 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
         }
     }
 
-    // A slot's first claim creates its row at epoch 0. A snapshot that saw a later epoch saw the row: epochs
-    // only grow, so the row is there unless its account was removed (and perhaps added again) since, and then the
-    // compare-and-set below cannot match anyway. Skipping the insert saves one statement on nearly every claim.
     // Runs `sql`, whose two parameters are the slot's account and index.
     auto execOnSlot = [&](const QString &sql) {
         if (!m_db.prepare(q, sql, error))
@@ -177,6 +174,9 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
             return fail(*error);
         return out;
     };
+    // A slot's first claim creates its row at epoch 0. A snapshot that saw a later epoch saw the row: epochs
+    // only grow, so the row is there unless its account was removed (and perhaps added again) since, and then the
+    // compare-and-set below cannot match anyway. Skipping the insert saves one statement on nearly every claim.
     if (a.expectedEpoch == 0 &&
         !execOnSlot(QStringLiteral("INSERT INTO owner_slots (account_id, slot_index, owner_epoch) VALUES (?, ?, 0) "
                                    "ON CONFLICT (account_id, slot_index) DO NOTHING")))
