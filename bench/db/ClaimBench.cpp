@@ -1,5 +1,7 @@
 #include "ClaimBench.h"
 
+#include "Stats.h"
+
 #include "ownership/OwnerSlotRepository.h"
 #include "store/AccountRepository.h"
 #include "store/Database.h"
@@ -28,18 +30,10 @@ struct Sample
     double afterUs = 0;     // the statements end -> answer (COMMIT, hand-back, wake-up)
 };
 
-double percentile(std::vector<double> v, double p)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
-}
-
 void print(const char *label, const std::vector<double> &v)
 {
-    std::printf("%-34s n=%5zu p50=%7.1f p90=%7.1f p99=%7.1f us\n", label, v.size(), percentile(v, 0.5),
-                percentile(v, 0.9), percentile(v, 0.99));
+    std::printf("%-34s n=%5zu p50=%7.1f p90=%7.1f p99=%7.1f us\n", label, v.size(), nearestRank(v, 0.5),
+                nearestRank(v, 0.9), nearestRank(v, 0.99));
 }
 
 } // namespace
