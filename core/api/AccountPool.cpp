@@ -273,8 +273,10 @@ int AccountPool::slotTotal(const QString &accountId) const
     return qMax(1, a && a->record.slotCount ? *a->record.slotCount : m_config->slotsPerAccount);
 }
 
-void AccountPool::claim(const SlotLedger::ClaimRequest &request, std::function<void(const ClaimOutcome &)> done)
+void AccountPool::claim(SlotLedger::ClaimRequest request, std::function<void(const ClaimOutcome &)> done)
 {
+    if (!request.previousResponseId.isEmpty())
+        request.unwrittenAnchor = unwrittenAnchor(request.previousResponseId);
     m_ledger->claim(request, [this, id = request.accountId, done](const ClaimOutcome &outcome) {
         if (outcome.kind == ClaimOutcome::Kind::Claimed) {
             const int i = m_index.value(id, -1);
@@ -323,6 +325,10 @@ void AccountPool::lookupAnchor(const QString &responseId, std::function<void(std
         done(*cached);
         return;
     }
+    if (const auto it = m_unwrittenAnchors.constFind(responseId); it != m_unwrittenAnchors.cend()) {
+        done(*it); // fell out of the cache during a long stream; its row is not written yet
+        return;
+    }
     auto anchor = std::make_shared<std::optional<AnchorRecord>>();
     m_store->submitRead(
         [responseId, anchor](Database &db, QString *error) {
@@ -332,14 +338,25 @@ void AccountPool::lookupAnchor(const QString &responseId, std::function<void(std
         this, [anchor, done](bool, const QString &) { done(*anchor); });
 }
 
-void AccountPool::rememberAnchor(const AnchorRecord &anchor)
+bool AccountPool::rememberAnchor(const AnchorRecord &anchor)
 {
     const AnchorRecord *known = m_anchors.find(anchor.responseId);
     if (known && known->accountId == anchor.accountId && known->epoch == anchor.epoch)
-        return;
+        return false;
     m_anchors.insert(anchor.responseId, anchor);
-    m_store->submit([anchor](Database &db, QString *error) { return AnchorRepository(db).rememberServed(anchor, error); },
-                    this, {});
+    m_unwrittenAnchors.insert(anchor.responseId, anchor);
+    return true;
+}
+
+void AccountPool::anchorHandedOver(const QString &responseId)
+{
+    m_unwrittenAnchors.remove(responseId);
+}
+
+std::optional<AnchorRecord> AccountPool::unwrittenAnchor(const QString &responseId) const
+{
+    const auto it = m_unwrittenAnchors.constFind(responseId);
+    return it == m_unwrittenAnchors.cend() ? std::nullopt : std::optional<AnchorRecord>(*it);
 }
 
 void AccountPool::recordUsage(const QString &accountId, const AccountUsage &usage)

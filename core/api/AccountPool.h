@@ -73,8 +73,9 @@ public:
     // claim() won the slot's compare-and-set, which re-checks the durable account row.
     Acquisition select(const SelectionRequest &request, bool ignoreSlots = false);
     // Claims a slot of `accountId` for the request (SlotLedger::claim). A refusal by the durable row makes the
-    // snapshot reload at once.
-    void claim(const SlotLedger::ClaimRequest &request, std::function<void(const ClaimOutcome &)> done);
+    // snapshot reload at once. A continuation of a stream still running here carries that stream's unwritten
+    // anchor, which the claim writes before it checks the anchor's account.
+    void claim(SlotLedger::ClaimRequest request, std::function<void(const ClaimOutcome &)> done);
     int slotTotal(const QString &accountId) const;
     SlotLedger *ledger() const { return m_ledger; }
 
@@ -101,7 +102,16 @@ public:
 
     // Continuity anchors: which account produced a response id. Lookups hit memory first, then the store.
     void lookupAnchor(const QString &responseId, std::function<void(std::optional<AnchorRecord>)> done);
-    void rememberAnchor(const AnchorRecord &anchor);
+    // Keeps a served response's anchor in memory. True when its row still has to be written (a new anchor, or
+    // a new account or epoch): the turn writes it in its settlement's transaction (Settlement::anchor), so a
+    // turn commits two transactions (claim, settlement), not three. Until the turn hands it over with
+    // anchorHandedOver(), the anchor is "unwritten": a continuation claimed in the meantime writes it first
+    // (unwrittenAnchor(), SlotLedger::ClaimRequest::unwrittenAnchor).
+    bool rememberAnchor(const AnchorRecord &anchor);
+    // The turn submitted its settlement with the anchor (or ended without one): jobs submitted from now on
+    // queue behind that write.
+    void anchorHandedOver(const QString &responseId);
+    std::optional<AnchorRecord> unwrittenAnchor(const QString &responseId) const;
 
     void recordUsage(const QString &accountId, const AccountUsage &usage);
     void recordFailure(const QString &accountId, const FailureInfo &failure);
@@ -174,6 +184,8 @@ private:
     TwoGenerationCache<QString, QString> m_sessions{kBindingCacheLimit};
     TwoGenerationCache<QByteArray, QString> m_turnStates{kBindingCacheLimit};
     TwoGenerationCache<QString, AnchorRecord> m_anchors{kBindingCacheLimit};
+    // Anchors of streams still running, whose rows their settlements will write (at most one per open turn).
+    QHash<QString, AnchorRecord> m_unwrittenAnchors;
 };
 
 } // namespace sy

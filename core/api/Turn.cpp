@@ -71,6 +71,8 @@ Turn::~Turn()
 {
     dropCall();
     releaseSlot();
+    if (!m_settled)
+        handOverAnchor(); // never settled (a shutdown that did not drain): nothing will write it
 }
 
 void Turn::start()

@@ -105,6 +105,7 @@ private:
     void settle(const QString &status, std::function<void()> deliver);
     void deliverOwnerLost();
     void rememberAnchor();
+    void handOverAnchor(); // m_anchorToWrite's write is queued (or will never be): no longer the pool's to write
     void applyResponseHeaders();
     void finishTurn();
 
@@ -135,6 +136,7 @@ private:
     QString m_accountId;  // the account holding our slot (and the one booked)
     bool m_holdingSlot = false;   // the ledger holds a claim of ours (released fenced, or settled, exactly once)
     bool m_everClaimed = false;   // some claim was made: the settlement must settle it
+    std::optional<AnchorRecord> m_anchorToWrite; // the served response's anchor, for the settlement to write
     int m_claimConflicts = 0;     // compare-and-set losses of this turn (a stale snapshot)
     QString m_attemptAccessToken; // the access token the current attempt was sent with (never logged)
     bool m_refreshTried = false;  // a 401 already led to a token refresh in this request

@@ -46,6 +46,9 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
     // writable again. The job is idempotent (a settled claim or an existing row is left as it is).
     store->submitRetained(
         [record, settlement, outcome](Database &db, QString *error) {
+            // First, as a continuation claim would see it; also when a reclaim booked the request already.
+            if (settlement.anchor && !AnchorRepository(db).rememberServed(*settlement.anchor, error))
+                return false;
             if (settlement.settleClaim) {
                 const std::optional<SettleOutcome> settled = OwnerSlotRepository(db).settleTurn(
                     settlement.replica, record.requestId, settlement.responseId, settlement.nowMs, error);

@@ -2,6 +2,7 @@
 
 #include "api/translate/TokenUsage.h"
 #include "ownership/OwnershipTypes.h"
+#include "store/AnchorRepository.h"
 #include "store/RequestLogRecord.h"
 #include "upstream/StageBudget.h"
 
@@ -17,13 +18,15 @@ RequestLogRecord::Latency toLogLatency(const StageLatencies &latencies);
 RequestLogRecord::Tokens toLogTokens(const TokenUsage &usage);
 
 // What the settlement transaction does besides writing the row: settle the request's open slot claim (exactly
-// once) and release its slot, fenced by the claim's epoch.
+// once) and release its slot, fenced by the claim's epoch; and write the continuity anchor of the response the
+// turn served (AccountPool::rememberAnchor), durable before the terminal event reaches the client.
 struct Settlement
 {
     bool settleClaim = false;
     ReplicaIdentity replica;
     QString responseId;
     qint64 nowMs = 0;
+    std::optional<AnchorRecord> anchor;
 };
 
 // Commits the row (and the settlement) in one transaction on the store thread; `done(ok, outcome)` runs in

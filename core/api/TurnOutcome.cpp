@@ -337,6 +337,7 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     settlement.replica = m_s.pool->ledger()->identity();
     settlement.responseId = m_sink ? m_sink->responseId() : QString();
     settlement.nowMs = m_s.clock->nowMs();
+    settlement.anchor = m_anchorToWrite;
     QPointer<Turn> self(this);
     writeRequestLog(m_s.store, e, settlement, this, [self, deliver, status](bool ok, const SettleOutcome &outcome) {
         // Delivered even when the row could not be written: the turn is over either way, and the store's
@@ -354,6 +355,7 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
         }
         self->finishTurn();
     });
+    handOverAnchor(); // queued: any later store job runs after it
 }
 
 void Turn::deliverOwnerLost()

@@ -125,7 +125,14 @@ void Turn::rememberAnchor()
         a.slot = held.slot;
         a.epoch = held.epoch;
     }
-    m_s.pool->rememberAnchor(a);
+    if (m_s.pool->rememberAnchor(a))
+        m_anchorToWrite = a;
+}
+
+void Turn::handOverAnchor()
+{
+    if (m_anchorToWrite)
+        m_s.pool->anchorHandedOver(m_anchorToWrite->responseId);
 }
 
 } // namespace sy

@@ -180,11 +180,14 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
     a.nowMs = now;
     a.leaseMs = qint64(m_config->leaseTtlS) * 1000;
     auto outcome = std::make_shared<ClaimOutcome>();
-    // A claim goes before queued writes (settlements, log rows, anchors): it is what the client waits for.
-    // Not a continuation's: it checks the anchor its previous response left, which may still be queued.
+    // A claim goes before queued writes (settlements with their log rows and anchors): it is what the client
+    // waits for. Not a continuation's: it checks the anchor that its previous response's settlement writes,
+    // which may still be queued.
     const auto submit = a.previousResponseId.isEmpty() ? &StoreWorker::submitUrgent : &StoreWorker::submit;
     (m_store->*submit)(
-        [a, outcome](Database &db, QString *error) {
+        [a, outcome, anchor = request.unwrittenAnchor](Database &db, QString *error) {
+            if (anchor && !AnchorRepository(db).rememberServed(*anchor, error))
+                return false;
             *outcome = OwnerSlotRepository(db).claim(a, error);
             // The selection time goes with the claim, in the same transaction (strategies read it).
             if (outcome->kind == ClaimOutcome::Kind::Claimed && !AccountRepository(db).touchSelected(a.accountId, error))

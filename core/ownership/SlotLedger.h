@@ -2,6 +2,7 @@
 
 #include "ownership/AdmissionGate.h"
 #include "ownership/OwnershipTypes.h"
+#include "store/AnchorRepository.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -53,6 +54,9 @@ public:
         QString route;
         qint64 startedAtMs = 0;
         QString previousResponseId;
+        // The anchor of previousResponseId when this replica is still streaming that response: its row is not
+        // written yet (the settlement writes it), so the claim writes it first, in its own transaction.
+        std::optional<AnchorRecord> unwrittenAnchor;
     };
     // Picks a slot that looks free and claims it by compare-and-set. `done` runs on this thread; a Conflict
     // without rows means no slot looked free.

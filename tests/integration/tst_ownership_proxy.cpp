@@ -16,6 +16,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTest>
 #include <QUuid>
 
@@ -265,6 +268,53 @@ private slots:
         const auto ok = own->readResponse(15000);
         QVERIFY(ok);
         QCOMPARE(ok->status, 200);
+    }
+
+    // A streamed response's anchor is written by its turn's settlement (one transaction less per turn), so
+    // while the stream runs its row does not exist yet; a continuation of it sent meanwhile is still claimed
+    // on, and served by, the owning account: its claim writes the anchor the settlement will write again.
+    void continuationOfAStreamStillRunningGoesToItsOwner()
+    {
+        const QString error = start(2, {{QStringLiteral("slots_per_account"), 2}});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        for (const FakeAccount &a : m_proxy->accounts())
+            QVERIFY(m_fake.script(a.chatgptAccountId, {QStringLiteral("stall_mid")}));
+        const QByteArray s1 = session();
+        auto busy = send("/backend-api/codex/responses", codexBody(QStringLiteral("busy")), {{"session-id", s1}});
+        QVERIFY(busy->waitForBodyContaining("response.output_text.delta", 10000));
+        const QString owner = aliasOf(busy->partial());
+        const QRegularExpressionMatch id =
+            QRegularExpression(QStringLiteral("\"id\":\"(resp_[A-Za-z0-9_-]+)\"")).match(QString::fromUtf8(busy->partial().body));
+        QVERIFY2(id.hasMatch(), busy->partial().body.constData());
+        const QString responseId = id.captured(1);
+
+        auto anchorOwner = [&]() -> QString {
+            Database db;
+            QString dbError;
+            if (!db.open(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"), &dbError))
+                return QStringLiteral("error: ") + dbError;
+            QSqlQuery q = db.query();
+            q.prepare(QStringLiteral("SELECT a.alias FROM response_anchors r JOIN accounts a ON a.id = r.account_id "
+                                     "WHERE r.response_id = ?"));
+            q.addBindValue(responseId);
+            if (!q.exec())
+                return QStringLiteral("error: ") + q.lastError().text();
+            return q.next() ? q.value(0).toString() : QString();
+        };
+        QTest::qWait(300); // a separate anchor write would have committed by now
+        QCOMPARE(anchorOwner(), QString());
+
+        auto continuation = send("/v1/responses", v1Body(QStringLiteral("ECHO: continued"), responseId), {{"session-id", s1}});
+        const auto continued = continuation->readResponse(15000);
+        QVERIFY(continued);
+        QCOMPARE(continued->status, 200);
+        QCOMPARE(aliasOf(*continued), owner);
+        QCOMPARE(anchorOwner(), owner); // the continuation's claim wrote it
+
+        QVERIFY(m_fake.dropHeld());
+        QVERIFY(busy->readResponse(15000));
+        m_proxy->waitForRequest(QString::fromLatin1(busy->partial().header("x-request-id")));
+        QCOMPARE(anchorOwner(), owner); // and the settlement left it as it was
     }
 
     // The tray's Pause: the setting (written by another process, as the dashboard does) stops new turns with
