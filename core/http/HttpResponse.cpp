@@ -5,7 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
-#include <cstdio>
+#include <charconv>
 #include <http_parser.h>
 
 namespace sy {
@@ -165,9 +165,13 @@ bool HttpResponse::write(QByteArray data)
     bool ok;
     if (m_chunked) {
         // Framing and payload are queued as they are: no concatenated copy of the payload.
+        // std::to_chars, not snprintf: this runs for every event of every stream (snprintf was ~700
+        // instructions a call, 3 % of the proxy thread's in bench/instructions.sh).
         char sizeLine[24];
-        const int n = std::snprintf(sizeLine, sizeof sizeLine, "%llx\r\n", static_cast<unsigned long long>(data.size()));
-        ok = sendRaw(QByteArrayView(sizeLine, n), data, "\r\n");
+        char *end = std::to_chars(sizeLine, sizeLine + sizeof sizeLine - 2, static_cast<unsigned long long>(data.size()), 16).ptr;
+        *end++ = '\r';
+        *end++ = '\n';
+        ok = sendRaw(QByteArrayView(sizeLine, end - sizeLine), data, "\r\n");
     } else {
         ok = sendRaw(data);
     }

@@ -1,6 +1,6 @@
 #include "upstream/SseParser.h"
 
-#include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace sy {
@@ -9,12 +9,17 @@ namespace {
 
 constexpr char utf8Bom[3] = {'\xEF', '\xBB', '\xBF'};
 
+// The first CR or LF at or after `from`, or -1. Two memchr() scans (the second only up to the first LF), not a
+// loop over bytes: this runs over every byte of every upstream stream (the loop was 10 % of the proxy
+// thread's instructions in bench/instructions.sh).
 qsizetype findLineBreak(QByteArrayView bytes, qsizetype from)
 {
     const char *begin = bytes.data() + from;
-    const char *end = bytes.data() + bytes.size();
-    const char *hit = std::find_if(begin, end, [](char c) { return c == '\r' || c == '\n'; });
-    return hit == end ? -1 : hit - bytes.data();
+    const size_t length = size_t(bytes.size() - from);
+    const char *lf = static_cast<const char *>(std::memchr(begin, '\n', length));
+    const char *cr = static_cast<const char *>(std::memchr(begin, '\r', lf ? size_t(lf - begin) : length));
+    const char *hit = cr ? cr : lf;
+    return hit ? hit - bytes.data() : -1;
 }
 
 } // namespace
