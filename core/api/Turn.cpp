@@ -360,7 +360,7 @@ void Turn::onEvent(const SseEvent &event)
     const bool needsParse = m_sink->needsEventData(type) || type == "error" || type == "response.failed" ||
                             type == "codex.rate_limits";
     if (needsParse)
-        data = QJsonDocument::fromJson(event.data).object();
+        data = m_sink->eventData(type, event.data);
 
     if (!m_s.pool->ledger()->leaseCurrent(m_requestId) && !SY_FAULT("ignore-owner-epoch")) {
         // Our lease may have expired (this process stalled): another replica may own the slot by now.

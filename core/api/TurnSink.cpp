@@ -1,6 +1,7 @@
 #include "api/TurnSink.h"
 
 #include "api/translate/ChatCompletionFromResponse.h"
+#include "api/translate/ResponseEventSummary.h"
 #include "upstream/SseParser.h"
 #include "util/Ids.h"
 
@@ -13,6 +14,11 @@ namespace sy {
 bool isTerminalEventType(const QByteArray &type)
 {
     return type == "response.completed" || type == "response.failed" || type == "response.incomplete";
+}
+
+QJsonObject TurnSink::eventData(const QByteArray &, const QByteArray &rawData) const
+{
+    return QJsonDocument::fromJson(rawData).object();
 }
 
 namespace {
@@ -85,6 +91,17 @@ public:
     {
         return QByteArrayLiteral(": keepalive\n\n") +
                sseFormat("codex.keepalive", QByteArrayLiteral("{\"type\":\"codex.keepalive\"}"));
+    }
+    // The accumulator keeps a summary of the response (ResponseEventSummary.h); response.failed and error
+    // stay whole, the turn classifies them.
+    QJsonObject eventData(const QByteArray &type, const QByteArray &rawData) const override
+    {
+        if (type == "response.created" || type == "response.in_progress" || type == "response.completed" ||
+            type == "response.incomplete") {
+            if (std::optional<QJsonObject> summary = responseEventSummary(rawData))
+                return *std::move(summary);
+        }
+        return TurnSink::eventData(type, rawData);
     }
     QByteArray onEvent(const QByteArray &type, const QByteArray &rawData, const QJsonObject &data) override
     {

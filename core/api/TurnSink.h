@@ -30,6 +30,9 @@ public:
     // Whether onEvent() needs `data` (the parsed rawData) for an event of this type; for the others it may
     // be given an empty object.
     virtual bool needsEventData(const QByteArray &type) const = 0;
+    // Parses rawData for onEvent() (and the turn, which reads errors and codex.rate_limits): the whole object,
+    // unless the sink reads only a part of this event type and can pick it out more cheaply.
+    virtual QJsonObject eventData(const QByteArray &type, const QByteArray &rawData) const;
     // After commit: the bytes that end the stream with an explicit error (never a silent close).
     virtual QByteArray failureFrames(const QString &code, const QString &message) = 0;
     // Non-streaming sinks: the whole answer body once the turn ended normally.
