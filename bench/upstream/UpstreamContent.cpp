@@ -56,6 +56,8 @@ bool applyProfileQuery(const std::string &query, StreamProfile *profile)
             ok = parseInt(value, 0, 60000, &p.delayMs);
         else if (key == "first_ms")
             ok = parseInt(value, 0, 60000, &p.firstMs);
+        else if (key == "echo_bytes")
+            ok = parseInt(value, 0, 1 << 20, &p.echoBytes);
         if (!ok)
             return false;
     }
@@ -66,7 +68,7 @@ bool applyProfileQuery(const std::string &query, StreamProfile *profile)
 std::string profileJson(const StreamProfile &p)
 {
     return "{\"events\":" + num(p.events) + ",\"delta_bytes\":" + num(p.deltaBytes) + ",\"delay_ms\":" +
-           num(p.delayMs) + ",\"first_ms\":" + num(p.firstMs) + "}";
+           num(p.delayMs) + ",\"first_ms\":" + num(p.firstMs) + ",\"echo_bytes\":" + num(p.echoBytes) + "}";
 }
 
 TurnContent::TurnContent(uint64_t serial, const StreamProfile &profile, int64_t requestBytes)
@@ -93,7 +95,10 @@ std::string TurnContent::responseJson(const char *status, bool withOutput) const
     const int64_t outputTokens = int64_t(m_profile.events);
     std::string r = "{\"id\":\"resp_bench" + num(int64_t(m_serial)) +
                     "\",\"object\":\"response\",\"created_at\":" + num(int64_t(std::time(nullptr))) +
-                    ",\"status\":\"" + status + "\",\"error\":null,\"model\":\"gpt-5-codex\",\"output\":[";
+                    ",\"status\":\"" + status + "\",\"error\":null,\"model\":\"gpt-5-codex\",";
+    if (m_profile.echoBytes > 0)
+        r += "\"instructions\":\"" + std::string(size_t(m_profile.echoBytes), 'i') + "\",";
+    r += "\"output\":[";
     if (withOutput)
         r += "{\"id\":\"msg_bench" + num(int64_t(m_serial)) +
              "\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":"

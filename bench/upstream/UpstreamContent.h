@@ -6,16 +6,19 @@
 namespace sy::bench {
 
 // The shape of every answer until the next POST /bench/profile: how many text deltas, how many bytes of text
-// each carries, the pause between deltas and before the first event.
+// each carries, the pause between deltas and before the first event, and how many bytes of `instructions` every
+// response object repeats (the Responses API echoes the request's instructions in response.created,
+// in_progress and completed; 0, the default, leaves the member out).
 struct StreamProfile
 {
     int events = 50;
     int deltaBytes = 64;
     int delayMs = 10;
     int firstMs = 0;
+    int echoBytes = 0;
 };
 
-// Applies "events=50&delta_bytes=64&delay_ms=10&first_ms=0"; false on an unknown key or a bad number.
+// Applies "events=50&delta_bytes=64&delay_ms=10&first_ms=0&echo_bytes=0"; false on an unknown key or a bad number.
 bool applyProfileQuery(const std::string &query, StreamProfile *profile);
 std::string profileJson(const StreamProfile &profile);
 

@@ -16,7 +16,7 @@ int main(int argc, char **argv)
             port = uint16_t(std::atoi(argv[++i]));
         } else {
             std::fprintf(stderr, "usage: %s [--port N]\nThe stream profile is set with POST "
-                                 "/bench/profile?events=N&delta_bytes=B&delay_ms=D&first_ms=F\n",
+                                 "/bench/profile?events=N&delta_bytes=B&delay_ms=D&first_ms=F&echo_bytes=E\n",
                          argv[0]);
             return 2;
         }
