@@ -247,7 +247,8 @@ QList<Candidate> AccountPool::candidates(bool ignoreSlots) const
         c.cooldownUntilMs = a.record.cooldownUntilMs.value_or(0);
         c.usage = a.usage;
         c.lastSelectedMs = a.record.lastSelectedMs.value_or(0);
-        c.freeSlots = ignoreSlots ? 1 : m_ledger->freeSlots(a.record.id, slotTotal(a.record.id));
+        // Selection asks only whether a slot is free: counted up to one.
+        c.freeSlots = ignoreSlots ? 1 : m_ledger->freeSlots(a.record.id, slotTotal(a.record.id), 1);
         out.append(c);
     }
     return out;

@@ -125,13 +125,13 @@ void SlotLedger::applyRows(const QString &accountId, const QList<SlotState> &row
     }
 }
 
-int SlotLedger::freeSlots(const QString &accountId, int slotTotal) const
+int SlotLedger::freeSlots(const QString &accountId, int slotTotal, int limit) const
 {
     const qint64 now = m_clock.nowMs();
     const QHash<int, SlotState> rows = m_rows.value(accountId);
     const QSet<int> pending = m_pending.value(accountId);
     int free = 0;
-    for (int i = 0; i < slotTotal; ++i) {
+    for (int i = 0; i < slotTotal && free < limit; ++i) {
         const auto it = rows.constFind(i);
         if (!pending.contains(i) && (it == rows.cend() || !it->heldAt(now)))
             ++free;

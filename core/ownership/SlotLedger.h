@@ -12,6 +12,7 @@
 #include <QTimer>
 
 #include <functional>
+#include <limits>
 #include <memory>
 
 namespace sy {
@@ -42,8 +43,9 @@ public:
     ReplicaIdentity identity() const { return m_identity; }
 
     // Free slots of an account as this replica sees them (snapshot rows, expired leases count as free, own
-    // claims in flight count as taken).
-    int freeSlots(const QString &accountId, int slotTotal) const;
+    // claims in flight count as taken), counted up to `limit` (routing asks only whether there is one: it
+    // need not walk every slot of every account for every turn).
+    int freeSlots(const QString &accountId, int slotTotal, int limit = std::numeric_limits<int>::max()) const;
     int heldBy(const QString &accountId) const;
 
     struct ClaimRequest

@@ -23,7 +23,7 @@ struct Candidate
     qint64 cooldownUntilMs = 0; // epoch ms; 0 = none
     AccountUsage usage;
     qint64 lastSelectedMs = 0; // epoch ms; 0 = never
-    int freeSlots = 0;
+    int freeSlots = 0; // selection only tells 0 from more (AccountPool counts up to 1)
 };
 
 enum class Strategy
