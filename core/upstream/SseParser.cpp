@@ -14,6 +14,8 @@ constexpr char utf8Bom[3] = {'\xEF', '\xBB', '\xBF'};
 // thread's instructions in bench/instructions.sh).
 qsizetype findLineBreak(QByteArrayView bytes, qsizetype from)
 {
+    if (from >= bytes.size())
+        return -1; // also keeps an empty view's null data() away from memchr
     const char *begin = bytes.data() + from;
     const size_t length = size_t(bytes.size() - from);
     const char *lf = static_cast<const char *>(std::memchr(begin, '\n', length));
