@@ -1,19 +1,13 @@
 #include "api/translate/RequestScan.h"
 
 #include "api/translate/ResponsesRequestSanitizer.h"
+#include "api/translate/SimdjsonBytes.h"
 
 #include <QStringList>
-
-#include <simdjson.h>
 
 namespace sy {
 
 namespace {
-
-QString toQString(std::string_view v)
-{
-    return QString::fromUtf8(v.data(), qsizetype(v.size()));
-}
 
 // A DOM parser keeps buffers of about 14 times the largest document it has parsed (tape, strings, indexes).
 constexpr qsizetype kReusedParserMaxBytes = 256 * 1024;
@@ -21,20 +15,10 @@ constexpr qsizetype kReusedParserMaxBytes = 256 * 1024;
 std::optional<ResponsesScan> scanWith(simdjson::dom::parser &parser, const QByteArray &body)
 {
     using namespace simdjson;
-    // The DOM parser picks the best kernel for this CPU at run time and validates the whole document. It reads
-    // up to SIMDJSON_PADDING bytes past the end: a body received with that slack (HttpConnection reserves it)
-    // is parsed where it lies, anything else is copied into a padded buffer first (a 10 MiB upload would
-    // otherwise cost a 10 MiB copy and its page faults).
+    // The DOM parser picks the best kernel for this CPU at run time and validates the whole document.
     dom::object object;
-    if (body.capacity() - body.size() >= qsizetype(SIMDJSON_PADDING)) {
-        if (parser.parse(reinterpret_cast<const uint8_t *>(body.constData()), size_t(body.size()), false)
-                .get(object) != SUCCESS)
-            return std::nullopt;
-    } else {
-        const padded_string padded(body.constData(), size_t(body.size()));
-        if (parser.parse(padded).get(object) != SUCCESS)
-            return std::nullopt;
-    }
+    if (!parseObject(parser, body, &object))
+        return std::nullopt;
     static const QStringList forbidden = upstreamForbiddenResponsesFields();
     ResponsesScan scan;
     for (const dom::key_value_pair field : object) {

@@ -1,17 +1,12 @@
 #include "api/translate/ResponseEventSummary.h"
+#include "api/translate/SimdjsonBytes.h"
 
 #include <QJsonArray>
 #include <QJsonValue>
-#include <simdjson.h>
 
 namespace sy {
 
 namespace {
-
-QString toQString(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
 
 // The members kept are small (usage counters, an error object): converted value by value.
 QJsonValue toJsonValue(simdjson::dom::element e)
@@ -55,11 +50,7 @@ std::optional<QJsonObject> responseEventSummary(const QByteArray &json)
     // One parser per thread: its buffers (a few times the largest event) are reused from event to event.
     thread_local simdjson::dom::parser parser;
     simdjson::dom::object root;
-    // The parser reads up to SIMDJSON_PADDING bytes past the end: use the buffer in place when it has them.
-    const bool padded = size_t(json.capacity() - json.size()) >= simdjson::SIMDJSON_PADDING;
-    const auto parsed = padded ? parser.parse(reinterpret_cast<const uint8_t *>(json.constData()), size_t(json.size()), false)
-                               : parser.parse(json.constData(), size_t(json.size()));
-    if (parsed.get(root) != simdjson::SUCCESS)
+    if (!parseObject(parser, json, &root))
         return std::nullopt;
     QJsonObject out;
     std::string_view type;
