@@ -2,6 +2,7 @@
 
 #include "http/BodyDecoder.h"
 #include "http/HttpResponse.h"
+#include "util/SocketIo.h"
 #include "http/WriteCoalescer.h"
 #include "util/Clock.h"
 
@@ -12,7 +13,6 @@
 #ifdef Q_OS_WIN
 #include <winsock2.h>
 #else
-#include <cerrno>
 #include <sys/socket.h>
 #endif
 
@@ -27,28 +27,6 @@ constexpr qsizetype kFlushNowBytes = 64 * 1024;
 // reuses it; anything bigger (a response head, a large event) is given back, since hundreds of open streams
 // would otherwise each pin their largest pass.
 constexpr qsizetype kKeepOutputCapacity = 1024;
-
-#ifndef Q_OS_WIN
-// Bytes the kernel took, 0 when its buffer is full, -1 when the connection is broken.
-qint64 sendNow(qintptr fd, const char *data, qsizetype size)
-{
-#ifdef MSG_NOSIGNAL
-    const int flags = MSG_NOSIGNAL | MSG_DONTWAIT;
-#else
-    const int flags = MSG_DONTWAIT;
-#endif
-    for (;;) {
-        const ssize_t n = ::send(int(fd), data, size_t(size), flags);
-        if (n >= 0)
-            return qint64(n);
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return 0;
-        return -1;
-    }
-}
-#endif
 
 HttpConnection *self(http_parser *p)
 {
@@ -82,6 +60,11 @@ HttpConnection::HttpConnection(QTcpSocket *socket, quint64 id, const HttpServerC
     if (!m_config.clock)
         m_config.clock = &SystemClock::instance();
     m_socket->setParent(this);
+    // Qt reads what the kernel holds into its own buffer before readyRead(): during an upload that could be
+    // megabytes in fresh memory, copied again into the body. Bounded, the rest of a large body is received
+    // straight into its place (readBodyInPlace()).
+    if (socketIoAvailable())
+        m_socket->setReadBufferSize(kQtReadBufferBytes);
     http_parser_init(m_parser.get(), HTTP_REQUEST);
     m_parser->data = this;
 
@@ -386,6 +369,7 @@ void HttpConnection::beginClose()
     if (m_closing || m_gone)
         return;
     m_closing = true;
+    setDirectBodyRead(false); // the lingering drain reads what is left through Qt
     m_idleTimer.stop();
     m_requestTimer.stop();
     m_headerTimer.stop();

@@ -94,6 +94,9 @@ private:
     void onBytesWritten();
     void processInbox();
     bool readBodyInPlace();
+    void setDirectBodyRead(bool on);
+    // What Qt may read from the socket into its own buffer per wake-up (a maximal request head fits).
+    static constexpr qint64 kQtReadBufferBytes = 64 * 1024;
     void dispatchCompleted();
     bool addHeaderBytes(qsizetype n);
     void commitHeader();
@@ -125,6 +128,8 @@ private:
     QByteArray m_body;
     // Bytes readBodyInPlace() put at the end of m_body that http_parser has yet to report through onBody().
     qsizetype m_inPlacePending = 0;
+    // A large body is being received straight from the socket into m_body.
+    bool m_directBodyRead = false;
     bool m_messageComplete = false;
     int m_sequence = 0;
     PendingError m_error;

@@ -1,7 +1,9 @@
 // libhttp-parser callbacks of HttpConnection: they assemble one HttpRequest and refuse bad ones early.
 #include "http/BodyDecoder.h"
 #include "http/HttpConnection.h"
+#include "util/SocketIo.h"
 #include "util/Clock.h"
+#include "util/LargeBuffers.h"
 
 #include <QTcpSocket>
 #include <QUrl>
@@ -15,6 +17,8 @@ namespace {
 // Room left after a body with a known length: the JSON scan (simdjson) reads up to 64 bytes past the end, so
 // with it the body is scanned where it lies.
 constexpr qsizetype kBodySlack = 64;
+// A body at least this large is received straight from the socket into its reserved space (setDirectBodyRead).
+constexpr quint64 kDirectReadMinBodyBytes = 256 * 1024;
 
 QByteArray lowerAscii(QByteArray s)
 {
@@ -185,23 +189,39 @@ bool HttpConnection::readBodyInPlace()
     if (m_closing || m_active || !m_building || !m_inbox.isEmpty() || m_body.isEmpty() ||
         (m_parser->flags & F_CHUNKED) || m_parser->content_length == ULLONG_MAX || m_parser->content_length == 0)
         return false;
-    const qint64 want = qMin<qint64>(m_socket->bytesAvailable(), qint64(m_parser->content_length));
     const qsizetype at = m_body.size();
-    if (want <= 0 || m_body.capacity() - at < want + qsizetype(kBodySlack))
+    const qint64 room = qMin<qint64>(qint64(m_parser->content_length), m_body.capacity() - at - qsizetype(kBodySlack));
+    if (room <= 0)
         return false;
-    m_body.resize(at + qsizetype(want)); // within the capacity: no reallocation, the new bytes uninitialised
-    const qint64 got = m_socket->read(m_body.data() + at, want);
-    if (got <= 0) {
-        m_body.truncate(at);
-        return false;
+    m_body.resize(at + qsizetype(room)); // within the capacity: no reallocation, the new bytes uninitialised
+    char *const into = m_body.data() + at;
+    // First what Qt already holds (at most HttpConnection::kQtReadBufferBytes), then what the kernel holds,
+    // received where it belongs.
+    qint64 got = 0;
+    if (m_socket->bytesAvailable() > 0)
+        got = qMax<qint64>(0, m_socket->read(into, qMin(room, m_socket->bytesAvailable())));
+    if (m_directBodyRead) {
+        while (got < room) {
+            const qint64 n = receiveNow(m_socket->socketDescriptor(), into + got, room - got);
+            if (n <= 0)
+                break; // nothing more waiting, or the end of the stream, which Qt's own read reports
+            got += n;
+        }
     }
     m_body.truncate(at + qsizetype(got));
+    if (got == 0)
+        return false;
     m_inPlacePending = qsizetype(got);
     // The parser reads the bytes through a view of the body; processInbox() drops the view once it is parsed.
     m_inbox = QByteArray::fromRawData(m_body.constData() + at, qsizetype(got));
     processInbox();
     m_inPlacePending = 0; // whatever the parser did not report (it stopped on an error) is no body anymore
     return true;
+}
+
+void HttpConnection::setDirectBodyRead(bool on)
+{
+    m_directBodyRead = on && socketIoAvailable();
 }
 
 int HttpConnection::onBody(const char *at, size_t length)
@@ -222,6 +242,10 @@ int HttpConnection::onBody(const char *at, size_t length)
             m_body.reserve(
                 qsizetype(qMin<quint64>(m_parser->content_length + length, quint64(m_config.maxBodyBytes))) +
                 qsizetype(kBodySlack));
+            if (m_parser->content_length >= kDirectReadMinBodyBytes) {
+                adviseLargeBuffer(m_body.data(), m_body.capacity());
+                setDirectBodyRead(true);
+            }
         }
         m_body.append(at, qsizetype(length));
     }
@@ -233,6 +257,7 @@ int HttpConnection::onBody(const char *at, size_t length)
 int HttpConnection::onMessageComplete()
 {
     m_requestTimer.stop();
+    setDirectBodyRead(false);
     m_building->keepAlive = http_should_keep_alive(m_parser.get()) != 0;
     m_messageComplete = true;
     // Stop after this message: the next pipelined request is parsed once this one's response ended.

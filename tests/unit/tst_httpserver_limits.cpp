@@ -188,6 +188,26 @@ private slots:
         QCOMPARE(m_handled, 1);
     }
 
+    void aHeadLongerThanOneSocketReadIsAccepted()
+    {
+        // Qt reads at most HttpConnection::kQtReadBufferBytes per wake-up into its buffer: a head of several
+        // such reads, in one write, must still be parsed whole, and a request pipelined behind it answered.
+        // (libhttp-parser's own limit on a head is 80 KiB.)
+        m_server->setMaxHeaderBytes(78 * 1024);
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        client.send(RawHttpClient::buildRequest("GET", "/h", {{"X-A", QByteArray(36000, 'a')},
+                                                             {"X-B", QByteArray(36000, 'b')}}) +
+                    RawHttpClient::buildRequest("GET", "/after"));
+        const std::optional<RawResponse> first = client.readResponse();
+        const std::optional<RawResponse> second = client.readResponse();
+        QVERIFY(first);
+        QCOMPARE(first->status, 200);
+        QVERIFY(second);
+        QCOMPARE(second->status, 200);
+        QCOMPARE(m_handled, 2);
+    }
+
     void bodiesBeyondTheLimitGet413()
     {
         m_server->setMaxBodyBytes(1024 * 1024);

@@ -126,6 +126,39 @@ private slots:
         QCOMPARE(copied->forwardableAsIs(), scan->forwardableAsIs());
     }
 
+    void aLargeBodyScansAsASmallOne()
+    {
+        // Bodies above the reused parser's limit get a parser of their own whose buffers are allocated (and
+        // advised for huge pages) before the parse: the keys must come out as from a small body, wherever
+        // they sit, and a broken large body must still be refused.
+        const QByteArray filler = "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\","
+                                  "\"text\":\"" + QByteArray(900, 'x') + "\"}]}";
+        QByteArray items;
+        while (items.size() < 6 * 1024 * 1024)
+            items += (items.isEmpty() ? "" : ",") + filler;
+        const QByteArray tail = ",\"store\":false,\"stream\":true,\"previous_response_id\":\"resp_late\","
+                                "\"prompt_cache_key\":\"k\"}";
+        const QByteArray large = "{\"model\":\"gpt-5\",\"input\":[" + items + "]" + tail;
+        const QByteArray small = "{\"model\":\"gpt-5\",\"input\":[" + filler + "]" + tail;
+        for (const bool slack : {false, true}) {
+            QByteArray body;
+            if (slack) {
+                body.reserve(large.size() + 64);
+                body.append(large);
+            } else {
+                body = QByteArray(large.constData(), large.size());
+            }
+            const auto big = scanResponsesRequest(body);
+            const auto little = scanResponsesRequest(small);
+            QVERIFY(big && little);
+            QCOMPARE(big->model, little->model);
+            QCOMPARE(big->previousResponseId, QStringLiteral("resp_late"));
+            QCOMPARE(big->promptCacheKey, little->promptCacheKey);
+            QCOMPARE(big->forwardableAsIs(), true);
+            QVERIFY(!scanResponsesRequest(body.left(body.size() - 1)));
+        }
+    }
+
     void readsEscapedAndUnicodeValues()
     {
         const auto scan = scanResponsesRequest(

@@ -2,6 +2,7 @@
 
 #include "api/translate/ResponsesRequestSanitizer.h"
 #include "api/translate/SimdjsonBytes.h"
+#include "util/LargeBuffers.h"
 
 #include <QStringList>
 
@@ -57,6 +58,16 @@ std::optional<ResponsesScan> scanResponsesRequest(const QByteArray &body)
     // of it resident) with the thread for the rest of its life.
     if (body.size() > kReusedParserMaxBytes) {
         simdjson::dom::parser once;
+        const size_t capacity = size_t(body.size());
+        // Allocated before the parse (the document's buffers would otherwise be allocated inside it), so
+        // that their fresh memory, written from the start, can be advised: the string copies (5/3 of the
+        // capacity at most), the tape (8 bytes per capacity byte) and stage 1's structural indexes (4).
+        if (once.allocate(capacity) != simdjson::SUCCESS || once.doc.allocate(capacity) != simdjson::SUCCESS)
+            return std::nullopt;
+        adviseLargeBuffer(once.doc.string_buf.get(), qsizetype(capacity / 3 * 5));
+        adviseLargeBuffer(once.doc.tape.get(), qsizetype(capacity * 8));
+        if (once.implementation)
+            adviseLargeBuffer(once.implementation->structural_indexes.get(), qsizetype(capacity * 4));
         return scanWith(once, body);
     }
     thread_local simdjson::dom::parser parser;
