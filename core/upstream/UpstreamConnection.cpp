@@ -1,6 +1,7 @@
 #include "upstream/UpstreamConnection.h"
 
 #include "upstream/UpstreamCall.h"
+#include "util/SocketIo.h"
 
 #include <QNetworkProxyFactory>
 #include <QSslSocket>
@@ -10,7 +11,6 @@
 #ifdef Q_OS_UNIX
 #include <cerrno>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #endif
 
 namespace sy {
@@ -18,33 +18,6 @@ namespace sy {
 namespace {
 
 std::atomic<quint64> g_nextConnectionId{1};
-
-#ifdef Q_OS_UNIX
-// Head and body in one sendmsg(): bytes the kernel took, 0 when its buffer is full, -1 when broken.
-qint64 sendBoth(qintptr fd, const QByteArray &head, const QByteArray &body)
-{
-    iovec parts[2] = {{const_cast<char *>(head.constData()), size_t(head.size())},
-                      {const_cast<char *>(body.constData()), size_t(body.size())}};
-    msghdr message{};
-    message.msg_iov = parts;
-    message.msg_iovlen = body.isEmpty() ? 1 : 2;
-#ifdef MSG_NOSIGNAL
-    const int flags = MSG_NOSIGNAL | MSG_DONTWAIT;
-#else
-    const int flags = MSG_DONTWAIT;
-#endif
-    for (;;) {
-        const ssize_t n = ::sendmsg(int(fd), &message, flags);
-        if (n >= 0)
-            return qint64(n);
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return 0;
-        return -1;
-    }
-}
-#endif
 
 } // namespace
 
@@ -156,6 +129,8 @@ void UpstreamConnection::onWritten(qint64 bytes)
     // Handshake records count for nothing: only bytes after write() are the caller's.
     if (bytes <= 0 || !m_writing)
         return;
+    if (m_socket && m_socket->bytesToWrite() == 0)
+        m_bodyInQt = QByteArray(); // Qt wrote all of it (for TLS: encrypted it, and the rest is ciphertext)
     m_writtenAny = true;
     emit written();
 }
@@ -216,15 +191,18 @@ void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
             return;
         }
     }
-    // What the kernel did not take goes through Qt's buffer: the head's rest, then the body (shared as long
-    // as none of it left yet; only a body the kernel took in part is copied).
+    // What the kernel did not take goes through Qt's buffer: the head's rest, then the body. Qt keeps a
+    // QByteArray of 4 KiB or more as it is instead of copying it; the rest of a body the kernel took in part is
+    // handed over as a view, and the connection keeps the body alive until Qt has written it (m_bodyInQt). A
+    // copy of the rest of a 10 MiB upload would cost as much as its page faults.
+    m_bodyInQt = body;
     if (sent < head.size()) {
         m_socket->write(head.constData() + sent, head.size() - sent);
         if (!body.isEmpty())
             m_socket->write(body);
     } else {
         const qint64 bodySent = sent - head.size();
-        m_socket->write(body.constData() + bodySent, body.size() - bodySent);
+        m_socket->write(QByteArray::fromRawData(body.constData() + bodySent, body.size() - bodySent));
     }
 }
 
@@ -254,7 +232,8 @@ void UpstreamConnection::close()
     m_ssl = nullptr;
     m_closed = true;
     disconnect(socket, nullptr, this, nullptr);
-    socket->abort();
+    socket->abort(); // discards Qt's write buffer, and with it any view of m_bodyInQt
+    m_bodyInQt = QByteArray();
     // The socket may be emitting the signal that led here.
     socket->deleteLater();
 }

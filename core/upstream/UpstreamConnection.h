@@ -105,6 +105,7 @@ private:
     bool m_closed = false;
     bool m_writing = false; // write() was called
     bool m_writtenAny = false;
+    QByteArray m_bodyInQt; // the request body, while Qt's write buffer may hold a view of it
 };
 
 } // namespace sy
