@@ -10,6 +10,7 @@
 #include "lib/HttpTestClient.h"
 #include "lib/PostgresServer.h"
 #include "lib/ProxyProcess.h"
+#include "lib/RawHttpClient.h"
 #include "store/Database.h"
 
 #include <QFile>
@@ -17,6 +18,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
@@ -203,6 +205,63 @@ private slots:
         QVERIFY2(m_pg.dump(QStringLiteral("team"), &dump, &error), qPrintable(error));
         QVERIFY(dump.contains("COPY public.account_secrets"));
         verifyNothingLeaks(dump, first.accounts(), "pg_dump");
+    }
+
+    void continuationOfAResponseStillStreamingOnTheOtherReplica()
+    {
+        // docs/OWNERSHIP.md: a response's anchor is written by its settlement, so while it streams on one
+        // replica another replica cannot place it and answers previous_response_not_found (nothing is
+        // dispatched); once it has completed, the other replica continues it on the account that served it.
+        const QString sqliteFile = m_keys.filePath(QStringLiteral("streaming/switchyard.sqlite"));
+        const QString url = QStringLiteral("sqlite://") + sqliteFile;
+        const QString keyFile = m_keys.filePath(QStringLiteral("streaming.key"));
+        QVERIFY(writeKey(keyFile));
+        ProxyProcess first;
+        useSharedDatabase(first, url, keyFile);
+        QVERIFY2(first.addAccounts(2), qPrintable(first.errorString()));
+        QVERIFY2(first.start(m_fake.baseUrl()), qPrintable(first.errorString()));
+        ProxyProcess second;
+        useSharedDatabase(second, url, keyFile);
+        QVERIFY(second.addAccounts(0));
+        QVERIFY2(second.start(m_fake.baseUrl()), qPrintable(second.errorString()));
+
+        QVERIFY(m_fake.reset());
+        for (const FakeAccount &a : first.accounts())
+            QVERIFY(m_fake.script(a.chatgptAccountId, {QStringLiteral("slow:300")}));
+        RawHttpClient busy;
+        QVERIFY(busy.connectTo(first.port()));
+        busy.send(RawHttpClient::buildRequest("POST", "/backend-api/codex/responses", kCodexHeaders,
+                                              codexBody(QStringLiteral("ECHO: a slow answer of several words"))));
+        QVERIFY(busy.waitForBodyContaining("response.output_text.delta", 15000));
+        const QRegularExpressionMatch id = QRegularExpression(QStringLiteral("\"id\":\"(resp_[A-Za-z0-9_-]+)\""))
+                                               .match(QString::fromUtf8(busy.partial().body));
+        QVERIFY2(id.hasMatch(), busy.partial().body.constData());
+        const QByteArray owner = busy.partial().header("x-switchyard-account");
+        QVERIFY(!owner.isEmpty());
+        const int upstreamTurns = int(m_fake.log().size());
+
+        const QByteArray continuation =
+            QJsonDocument(QJsonObject{{QStringLiteral("model"), QStringLiteral("gpt-5")},
+                                      {QStringLiteral("input"), QStringLiteral("ECHO: continued")},
+                                      {QStringLiteral("previous_response_id"), id.captured(1)}})
+                .toJson(QJsonDocument::Compact);
+        const HttpResult refused = httpRequest("POST", QUrl(second.url(QStringLiteral("/v1/responses"))),
+                                               kCodexHeaders, continuation);
+        QVERIFY2(refused.status == 400, refused.body.constData());
+        QCOMPARE(refused.json().value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
+                 QStringLiteral("previous_response_not_found"));
+        QCOMPARE(int(m_fake.log().size()), upstreamTurns); // nothing was dispatched for it
+
+        const std::optional<RawResponse> done = busy.readResponse(30000);
+        QVERIFY(done);
+        QVERIFY2(done->body.contains("response.completed"), done->body.right(400).constData());
+        first.waitForRequest(QString::fromLatin1(done->header("x-request-id")));
+        const HttpResult continued = httpRequest("POST", QUrl(second.url(QStringLiteral("/v1/responses"))),
+                                                 kCodexHeaders, continuation);
+        QVERIFY2(continued.status == 200, continued.body.constData());
+        QCOMPARE(continued.header("x-switchyard-account"), owner);
+        QCOMPARE(first.stop(60000), 0);
+        QCOMPARE(second.stop(60000), 0);
     }
 
     void invalidUrlExitsThreeAndUnreachableServerIsNamedWithoutPassword()
