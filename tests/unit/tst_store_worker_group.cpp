@@ -362,6 +362,9 @@ private slots:
         JobTrace trace;
         trace.path = pathFor("urgent");
         StoreWorker worker;
+        // The default 5 ms could close the group between u1 and u2 on a slow (sanitized) run; the time limit has
+        // its own test (timeLimitClosesAGroupEarly).
+        worker.setWriteGroupLimits(64, 60000);
         QString error;
         QVERIFY(worker.start(trace.path, &error));
 
