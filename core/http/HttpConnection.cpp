@@ -2,9 +2,9 @@
 
 #include "http/BodyDecoder.h"
 #include "http/HttpResponse.h"
-#include "util/SocketIo.h"
 #include "http/WriteCoalescer.h"
 #include "util/Clock.h"
+#include "util/SocketIo.h"
 
 #include <QPointer>
 #include <QTcpSocket>

@@ -1,9 +1,9 @@
 // libhttp-parser callbacks of HttpConnection: they assemble one HttpRequest and refuse bad ones early.
 #include "http/BodyDecoder.h"
 #include "http/HttpConnection.h"
-#include "util/SocketIo.h"
 #include "util/Clock.h"
 #include "util/LargeBuffers.h"
+#include "util/SocketIo.h"
 
 #include <QTcpSocket>
 #include <QUrl>

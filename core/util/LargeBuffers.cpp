@@ -10,24 +10,26 @@
 
 namespace sy {
 
-bool largeBufferAdviceEnabled()
-{
 #ifdef Q_OS_LINUX
+namespace {
+
+bool adviceEnabled()
+{
     static const bool enabled = [] {
         const char *v = std::getenv("SWITCHYARD_HUGE_PAGES");
         return !(v && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0));
     }();
     return enabled;
-#else
-    return false;
-#endif
 }
+
+} // namespace
+#endif
 
 void adviseLargeBuffer(void *data, qsizetype size)
 {
 #ifdef Q_OS_LINUX
     constexpr std::uintptr_t kHugePage = 2 * 1024 * 1024;
-    if (!data || size < qsizetype(2 * kHugePage) || !largeBufferAdviceEnabled())
+    if (!data || size < qsizetype(2 * kHugePage) || !adviceEnabled())
         return;
     // Only whole huge pages inside the buffer: the advice applies to the mapping, and the bytes before and
     // after the buffer may belong to other allocations.

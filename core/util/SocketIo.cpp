@@ -27,8 +27,7 @@ qint64 receiveNow(qintptr, char *, qsizetype)
 namespace {
 
 // A send's result: bytes the kernel took, 0 when its buffer is full, -1 when the connection is broken.
-template<typename Send>
-qint64 sendRetrying(Send send)
+template <typename Send> qint64 sendRetrying(Send send)
 {
     for (;;) {
         const ssize_t n = send();
