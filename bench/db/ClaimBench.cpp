@@ -1,7 +1,6 @@
 #include "ClaimBench.h"
 
 #include "Stats.h"
-
 #include "ownership/OwnerSlotRepository.h"
 #include "store/AccountRepository.h"
 #include "store/Database.h"
@@ -12,8 +11,8 @@
 #include <QEventLoop>
 #include <QHash>
 #include <QPair>
+#include <QThread>
 #include <QUuid>
-
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -67,6 +66,12 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
     {
         std::vector<double> roundTrips, starts, units, afters, lastOfBurst;
     };
+    // BENCH_CLAIM_GAP_US: a pause after each round, as a proxy's turns have between their claims (the store
+    // thread goes to sleep and its caches go cold). BENCH_CLAIM_WARM_US (with a gap): StoreWorker::warmUp with
+    // the claim's reads that long before each lone claim, as a turn's head gives it (SlotLedger::expectClaim).
+    const unsigned long gapUs = qEnvironmentVariableIntValue("BENCH_CLAIM_GAP_US");
+    const int warmUs =
+        qEnvironmentVariableIsSet("BENCH_CLAIM_WARM_US") ? qEnvironmentVariableIntValue("BENCH_CLAIM_WARM_US") : -1;
     auto run = [&](int inFlight, Series *out) {
         for (int done = 0; done < count; done += inFlight) {
             const int n = std::min(inFlight, count - done);
@@ -75,6 +80,13 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
             QEventLoop loop;
             int answered = 0;
             QElapsedTimer burstTimer;
+            if (inFlight == 1 && warmUs >= 0) {
+                const QString account = accounts[done % accounts.size()].id;
+                store.warmUp(
+                    [account](Database &db, QString *e) { return OwnerSlotRepository(db).warmClaim(account, e); });
+                if (warmUs > 0)
+                    QThread::usleep(warmUs);
+            }
             burstTimer.start();
             for (int i = 0; i < n; ++i) {
                 ClaimAttempt a;
@@ -133,7 +145,8 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                         for (const HeldSlot &h : held) {
                             // One scope per settlement, as one store job each has in the proxy.
                             Database::StatementScope statements(db);
-                            if (!repo.settleTurn(replica, h.requestId, QString(), QDateTime::currentMSecsSinceEpoch(), e))
+                            if (!repo.settleTurn(replica, h.requestId, QString(), QDateTime::currentMSecsSinceEpoch(),
+                                                 e))
                                 return false;
                         }
                         return true;
@@ -142,6 +155,8 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                 std::fprintf(stderr, "settle: %s\n", qPrintable(settleError));
                 return false;
             }
+            if (gapUs > 0)
+                QThread::usleep(gapUs);
         }
         return true;
     };

@@ -50,6 +50,12 @@ bool isProxyRoute(Route route)
     }
 }
 
+// The routes served by a Turn, which claims an owner slot before it dispatches.
+bool isTurnRoute(Route route)
+{
+    return route == Route::CodexResponses || route == Route::V1Responses || route == Route::V1ChatCompletions;
+}
+
 } // namespace
 
 ProxyService::ProxyService(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
@@ -73,6 +79,15 @@ QString ProxyService::start()
     m_server->setClock(&m_clock);
     applyFrontDoorSettings();
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
+    // A turn's head arrives 50-100 us before its claim is submitted (the body is read, scanned and routed in
+    // between): enough for an idle store thread to wake up and warm its caches for that claim.
+    m_server->setHeadObserver([this](const HttpRequest &head) {
+        if (head.method != "POST" || m_draining)
+            return;
+        const RouteMatch match = matchRoute(head.method, head.path.toUtf8(), {});
+        if (match.methodAllowed && isTurnRoute(match.route))
+            m_pool->ledger()->expectClaim();
+    });
 
     // Egress credentials and the first probe round come first: no request, token refresh or usage poll meets
     // a pool of unknown health.

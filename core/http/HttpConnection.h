@@ -35,6 +35,8 @@ struct HttpServerConfig
     const Clock *clock = nullptr;
     // Batches each connection's output into one send per event-loop pass; without one, output leaves at once.
     WriteCoalescer *coalescer = nullptr;
+    // HttpServer::setHeadObserver().
+    std::function<void(const HttpRequest &)> headObserver;
 };
 
 using HttpDispatcher = std::function<void(HttpRequestPtr, HttpResponse *)>;

@@ -177,6 +177,8 @@ int HttpConnection::onHeadersComplete()
                       QStringLiteral("request body exceeds %1 bytes").arg(m_config.maxBodyBytes));
     if (r.httpMajor == 1 && r.httpMinor >= 1 && headerNameEquals(r.header("expect"), "100-continue"))
         queueOutput("HTTP/1.1 100 Continue\r\n\r\n");
+    if (m_config.headObserver)
+        m_config.headObserver(r);
     return 0;
 }
 

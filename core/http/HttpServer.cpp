@@ -86,6 +86,11 @@ void HttpServer::setHandler(Handler handler)
     m_handler = std::move(handler);
 }
 
+void HttpServer::setHeadObserver(HeadObserver observer)
+{
+    m_config->headObserver = std::move(observer);
+}
+
 void HttpServer::setMaxBodyBytes(qint64 bytes)
 {
     m_config->maxBodyBytes = qMax<qint64>(0, bytes);

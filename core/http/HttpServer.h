@@ -53,6 +53,10 @@ public:
     int connectionCount() const { return int(m_connections.size()); }
 
     void setHandler(Handler handler);
+    // Called on the server's thread as soon as a request's head was read and accepted, before its body is
+    // (the handler gets the request once it is complete). For work worth starting early; it must be cheap.
+    using HeadObserver = std::function<void(const HttpRequest &head)>;
+    void setHeadObserver(HeadObserver observer);
 
     void setMaxBodyBytes(qint64 bytes);   // wire and decoded size; default 32 MiB
     void setMaxHeaderBytes(qint64 bytes); // request line + headers; default 64 KiB

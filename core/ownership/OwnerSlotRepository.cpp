@@ -103,6 +103,47 @@ bool OwnerSlotRepository::bumpReplicaCounter(const ReplicaIdentity &me, const ch
     return m_db.exec(q, error);
 }
 
+namespace {
+
+// The claim's reads, shared with warmClaim() so that a warm-up prepares (and caches) the same statements.
+const QString &accountCheckSql()
+{
+    static const QString sql = QStringLiteral("SELECT status, cooldown_until_ms, version FROM accounts WHERE id = ?");
+    return sql;
+}
+
+const QString &slotBeforeSql()
+{
+    static const QString sql = QStringLiteral("SELECT ") + slotrows::columns() +
+                               QStringLiteral(" FROM owner_slots WHERE account_id = ? AND slot_index = ?");
+    return sql;
+}
+
+} // namespace
+
+bool OwnerSlotRepository::warmClaim(const QString &accountId, QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q, accountCheckSql(), error))
+        return false;
+    q.addBindValue(accountId);
+    if (!m_db.exec(q, error))
+        return false;
+    while (q.next()) {
+    }
+    q.finish();
+    if (!m_db.prepare(q, slotBeforeSql(), error))
+        return false;
+    q.addBindValue(accountId);
+    q.addBindValue(0);
+    if (!m_db.exec(q, error))
+        return false;
+    while (q.next()) {
+    }
+    q.finish();
+    return true;
+}
+
 ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
 {
     ClaimOutcome out;
@@ -113,7 +154,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     };
     QSqlQuery q = m_db.query();
     // The durable account row, read inside the claim's transaction: the snapshot the router used may be stale.
-    if (!m_db.prepare(q, QStringLiteral("SELECT status, cooldown_until_ms, version FROM accounts WHERE id = ?"), error))
+    if (!m_db.prepare(q, accountCheckSql(), error))
         return fail(*error);
     q.addBindValue(a.accountId);
     if (!m_db.exec(q, error))
@@ -182,8 +223,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
                                    "ON CONFLICT (account_id, slot_index) DO NOTHING")))
         return fail(*error);
     // What the row held before: an owner whose lease expired is being reclaimed by this claim.
-    if (!execOnSlot(QStringLiteral("SELECT ") + slotrows::columns() +
-                    QStringLiteral(" FROM owner_slots WHERE account_id = ? AND slot_index = ?")))
+    if (!execOnSlot(slotBeforeSql()))
         return fail(*error);
     if (!q.next()) {
         if (a.expectedEpoch == 0)

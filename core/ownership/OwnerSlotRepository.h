@@ -34,6 +34,9 @@ public:
     // compare-and-set of the slot row from `expectedEpoch` to expectedEpoch + 1 naming this replica, and a
     // ledger row with the durable facts the claim saw.
     ClaimOutcome claim(const ClaimAttempt &attempt, QString *error);
+    // The claim's reads of `accountId` and its slot 0, changing nothing: run ahead of a claim by
+    // StoreWorker::warmUp() so that the claim finds its statements compiled and its pages cached.
+    bool warmClaim(const QString &accountId, QString *error);
 
     // Extends the leases of `held` to nowMs + leaseMs, each fenced by its epoch and owner. A slot whose row
     // moved on is appended to *lost. False only on a database error.

@@ -215,6 +215,14 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
         });
 }
 
+void SlotLedger::expectClaim()
+{
+    // Any account will do: the claim's reads walk the same statements and (with a few accounts) pages.
+    const QString accountId = m_rows.isEmpty() ? QString() : m_rows.constBegin().key();
+    m_store->warmUp(
+        [accountId](Database &db, QString *error) { return OwnerSlotRepository(db).warmClaim(accountId, error); });
+}
+
 void SlotLedger::releaseForFailover(const QString &requestId)
 {
     const HeldSlot held = m_held.take(requestId);

@@ -60,6 +60,9 @@ public:
         // written yet (the settlement writes it), so the claim writes it first, in its own transaction.
         std::optional<AnchorRecord> unwrittenAnchor;
     };
+    // A claim for a turn will follow soon (its request's head arrived): warms the idle store thread up for it
+    // (StoreWorker::warmUp) with the claim's own reads. Changes nothing.
+    void expectClaim();
     // Picks a slot that looks free and claims it by compare-and-set. `done` runs on this thread; a Conflict
     // without rows means no slot looked free.
     void claim(const ClaimRequest &request, std::function<void(const ClaimOutcome &)> done);

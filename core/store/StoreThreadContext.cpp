@@ -24,6 +24,7 @@ bool StoreThreadContext::open(const QString &path, QString *error)
     m_lastCounter = m_db.changeCounter();
     syncWritable();
     startCheckpointer();
+    m_warmable.store(m_db.dialect() == SqlDialect::Sqlite);
     return true;
 }
 
@@ -96,6 +97,27 @@ void StoreThreadContext::push(StoreQueuedJob job)
     postDrain();
 }
 
+bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)
+{
+    if (!m_warmable.load())
+        return false;
+    QMutexLocker lock(&m_queueMutex);
+    // Work queued or running: the thread is awake and warm already. A unit that has ended but whose thread
+    // has not yet gone back to sleep (it posted its callbacks, which may have taken its CPU) counts as idle:
+    // if the claim is submitted before that thread runs again, the claim goes first and the warm-up is dropped.
+    if (!m_queue.empty() || !m_urgent.empty() || m_inUnit.load())
+        return false;
+    StoreQueuedJob queued{std::move(job), false, nullptr, {}};
+    queued.warmUpAfter = m_unitsStarted;
+    m_queue.push_back(std::move(queued));
+    if (m_drainPosted)
+        return true; // the drain that is still running sees it
+    m_drainPosted = true;
+    lock.unlock();
+    postDrain();
+    return true;
+}
+
 void StoreThreadContext::postDrain()
 {
     QMetaObject::invokeMethod(this, [this] { drain(); }, Qt::QueuedConnection);
@@ -124,6 +146,22 @@ bool StoreThreadContext::runNextUnit()
         std::deque<StoreQueuedJob> &queue = m_urgent.empty() ? m_queue : m_urgent;
         if (queue.empty())
             return false;
+        if (queue.front().warmUpAfter) {
+            // A warm-up that another unit overtook has nothing left to warm.
+            const bool stale = *queue.front().warmUpAfter != m_unitsStarted;
+            StoreQueuedJob warm = std::move(queue.front());
+            queue.pop_front();
+            if (stale)
+                return true;
+            ++m_unitsStarted;
+            m_inUnit.store(true);
+            lock.unlock();
+            runAlone(warm);
+            m_owner->m_warmUps.fetch_add(1);
+            return true;
+        }
+        ++m_unitsStarted;
+        m_inUnit.store(true);
         const bool write = queue.front().write;
         const size_t limit = write ? size_t(m_maxGroupJobs.load()) : 1;
         while (!queue.empty() && queue.front().write == write && unit.size() < limit) {
@@ -162,6 +200,7 @@ void StoreThreadContext::runAlone(const StoreQueuedJob &job)
     if (result.ok && job.write)
         noteCommitted();
     syncWritable();
+    m_inUnit.store(false);
     deliver(job, result);
     afterRetained(job, result);
 }
@@ -224,6 +263,7 @@ void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
     }
     requeueFront(group, ran);
     syncWritable();
+    m_inUnit.store(false);
     for (size_t i = 0; i < ran; ++i) {
         deliver(group[i], results[i]);
         afterRetained(group[i], results[i]);

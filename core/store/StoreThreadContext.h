@@ -25,6 +25,8 @@ struct StoreQueuedJob
     StoreWorker::Done onDone;
     QString retainLabel; // non-empty: submitRetained() (kept through a store outage)
     bool urgent = false; // submitUrgent(): runs before the queued jobs that are not
+    // StoreWorker::warmUp(): run only if no other unit started since it was queued (units before it).
+    std::optional<quint64> warmUpAfter;
 };
 
 // Internal to StoreWorker. Lives on the store thread and owns everything that must stay there: the
@@ -44,6 +46,8 @@ public:
     // Any thread.
     void setGroupLimits(int maxJobs, int maxMs);
     void push(StoreQueuedJob job);
+    // Queues a warm-up read (StoreWorker::warmUp) if the thread is idle on SQLite; false when it was dropped.
+    bool pushWarmUp(StoreWorker::Job job);
 
 private:
     struct JobResult
@@ -83,6 +87,9 @@ private:
     std::deque<StoreQueuedJob> m_urgent; // write jobs that go before m_queue (StoreWorker::submitUrgent)
     std::atomic<int> m_urgentWaiting{0}; // how many are in m_urgent (read without the mutex by runGroup)
     bool m_drainPosted = false;
+    quint64 m_unitsStarted = 0;          // under m_queueMutex
+    std::atomic<bool> m_inUnit{false};   // a unit runs (set under m_queueMutex; cleared before its callbacks)
+    std::atomic<bool> m_warmable{false}; // SQLite: StoreWorker::warmUp() has something to gain
 };
 
 } // namespace sy

@@ -117,6 +117,13 @@ void StoreWorker::submitRead(Job job, QObject *context, Done onDone)
     enqueue(std::move(job), false, context, std::move(onDone));
 }
 
+void StoreWorker::warmUp(Job job)
+{
+    QReadLocker lock(&m_lifecycle);
+    if (m_running)
+        m_context->pushWarmUp(std::move(job));
+}
+
 void StoreWorker::submitRetained(Job job, const QString &label, QObject *context, Done onDone)
 {
     enqueue(std::move(job), true, context, std::move(onDone), label.isEmpty() ? QStringLiteral("write") : label);

@@ -65,6 +65,15 @@ public:
     void submitUrgent(Job job, QObject *context, Done onDone);
     // The same in a read transaction (one consistent snapshot; works on a read-only database).
     void submitRead(Job job, QObject *context, Done onDone);
+    // A hint that a job a client waits for (a slot claim) follows shortly. On this machine class a thread that
+    // slept for a while needs 60-100 us to wake and runs the claim's statements 3-4x slower with cold caches
+    // (bench/README.md). So when the store thread is idle, `job` (reads of what that job will read) runs at
+    // once in a read transaction, and the claim finds the thread awake and warm. Dropped when the thread has
+    // work queued or running, when another unit starts before it, on PostgreSQL (whose claims wait on the
+    // network instead) and when the store is stopped. No callback; may be called from any thread.
+    void warmUp(Job job);
+    // Warm-up jobs that ran (tests).
+    quint64 warmUps() const { return m_warmUps.load(); }
     // submit() for a write that must outlive a store outage (a settled turn's request-log row and settlement).
     // When its transaction fails because the store stopped taking writes, onDone still runs at once (ok
     // false: the turn ends for its client), and the job itself is kept in memory and submitted again, in
@@ -127,6 +136,7 @@ private:
     mutable QMutex m_retainedMutex;
     std::vector<StoreQueuedJob> m_retained;
     std::atomic<qint64> m_lostWrites{0};
+    std::atomic<quint64> m_warmUps{0};
     WalCheckpointStats m_walStats;
     int m_reprobeIntervalMs = 1000;
     int m_changePollIntervalMs = 1000;

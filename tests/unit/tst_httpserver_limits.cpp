@@ -208,6 +208,34 @@ private slots:
         QCOMPARE(m_handled, 2);
     }
 
+    // setHeadObserver(): a request's head is seen as soon as it is read, before its body has arrived and before
+    // the handler runs; a head that is refused at once (413) is not seen.
+    void theHeadObserverSeesAHeadBeforeItsBody()
+    {
+        QStringList heads;
+        m_server->setHeadObserver([&heads](const HttpRequest &head) {
+            heads << QString::fromLatin1(head.method) + QLatin1Char(' ') + head.path;
+        });
+        m_server->setMaxBodyBytes(1024);
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        client.send("POST /turn HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n01234");
+        QTRY_COMPARE(heads, QStringList{QStringLiteral("POST /turn")});
+        QCOMPARE(m_handled, 0);
+        client.send("56789");
+        const std::optional<RawResponse> r = client.readResponse();
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QCOMPARE(m_handled, 1);
+
+        RawHttpClient refused;
+        QVERIFY(refused.connectTo(m_server->serverPort()));
+        const RawResponse tooLarge =
+            roundTrip(refused, "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n");
+        QCOMPARE(tooLarge.status, 413);
+        QCOMPARE(heads.size(), 1);
+    }
+
     void bodiesBeyondTheLimitGet413()
     {
         m_server->setMaxBodyBytes(1024 * 1024);

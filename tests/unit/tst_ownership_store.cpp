@@ -78,6 +78,30 @@ private slots:
 
     void cleanup() { m_db.reset(); }
 
+    // The warm-up a claim gets ahead of it (StoreWorker::warmUp) runs the claim's own reads: afterwards the
+    // claim compiles only its writes. Red when the claim's SQL changes and warmClaim() does not follow.
+    void warmClaimPreparesTheClaimsReadsAndChangesNothing()
+    {
+        auto compiledByClaim = [this](const QString &request, qint64 expectedEpoch) {
+            Database::StatementScope scope(*m_db);
+            const quint64 before = m_db->compiledStatements();
+            if (claim(attempt(m_a, request, 0, expectedEpoch)).kind != ClaimOutcome::Kind::Claimed)
+                return quint64(0);
+            return m_db->compiledStatements() - before;
+        };
+        QString error;
+        {
+            Database::StatementScope scope(*m_db);
+            QVERIFY2(OwnerSlotRepository(*m_db).warmClaim(QStringLiteral("acc_1"), &error), qPrintable(error));
+        }
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM owner_slots")).toInt(), 0);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims")).toInt(), 0);
+        // The first claim of a slot: the row insert, the compare-and-set and the ledger row are new; the account
+        // check and the read of the slot's previous owner were compiled by the warm-up.
+        QCOMPARE(compiledByClaim(QStringLiteral("req_1"), 0), quint64(3));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims")).toInt(), 1);
+    }
+
     void claimIsACompareAndSetOnTheEpoch()
     {
         const ClaimOutcome first = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));

@@ -1,0 +1,141 @@
+// StoreWorker::warmUp(): a read job run ahead of a slot claim, only on an idle SQLite store thread, and dropped
+// when any other unit of work gets there first. It must never delay or reorder real jobs.
+#include "store/Database.h"
+#include "store/StoreWorker.h"
+
+#include <QMutex>
+#include <QSemaphore>
+#include <QStringList>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+#include <atomic>
+
+using namespace sy;
+
+class tst_StoreWarmUp : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    QString pathFor(const char *name) const
+    {
+        return m_dir.filePath(QString::fromLatin1(name) + QStringLiteral(".sqlite"));
+    }
+
+    // Waits until every job submitted so far has run.
+    static void settle(StoreWorker &worker)
+    {
+        QString error;
+        QVERIFY2(worker.runBlocking([](Database &, QString *) { return true; }, &error), qPrintable(error));
+    }
+
+private slots:
+    void aWarmUpRunsOnAnIdleStoreThread()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(pathFor("idle"), &error), qPrintable(error));
+        settle(worker);
+
+        std::atomic<QThread *> ranOn{nullptr};
+        worker.warmUp([&](Database &, QString *) {
+            ranOn = QThread::currentThread();
+            return true;
+        });
+        QTRY_COMPARE(worker.warmUps(), quint64(1));
+        QCOMPARE(ranOn.load(), worker.storeThread());
+    }
+
+    void aWarmUpIsDroppedWhileTheStoreThreadWorks()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(pathFor("busy"), &error), qPrintable(error));
+        QSemaphore gate;
+        QSemaphore entered;
+        worker.submit(
+            [&](Database &, QString *) {
+                entered.release();
+                gate.acquire();
+                return true;
+            },
+            nullptr, nullptr);
+        entered.acquire();
+
+        std::atomic<int> warmRuns{0};
+        worker.warmUp([&](Database &, QString *) { return ++warmRuns > 0; });
+        gate.release();
+        settle(worker);
+        QCOMPARE(warmRuns.load(), 0);
+        QCOMPARE(worker.warmUps(), quint64(0));
+
+        // Idle again: the next hint runs.
+        worker.warmUp([&](Database &, QString *) { return ++warmRuns > 0; });
+        QTRY_COMPARE(worker.warmUps(), quint64(1));
+        QCOMPARE(warmRuns.load(), 1);
+    }
+
+    void aWarmUpThatAClaimOvertakesIsDropped()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(pathFor("overtaken"), &error), qPrintable(error));
+        settle(worker);
+
+        // Hold the store thread's event loop outside any unit of work: to warmUp() the thread is idle (as when
+        // it has posted a unit's callbacks and lost its CPU before going back to sleep).
+        QObject *onStoreThread = nullptr;
+        QVERIFY(worker.runBlocking(
+            [&](Database &, QString *) {
+                onStoreThread = new QObject;
+                return true;
+            },
+            &error));
+        QSemaphore gate;
+        QSemaphore entered;
+        QMetaObject::invokeMethod(
+            onStoreThread,
+            [&] {
+                entered.release();
+                gate.acquire();
+            },
+            Qt::QueuedConnection);
+        entered.acquire();
+
+        QMutex mutex;
+        QStringList order;
+        auto record = [&](const QString &what) {
+            return [&, what](Database &, QString *) {
+                QMutexLocker lock(&mutex);
+                order << what;
+                return true;
+            };
+        };
+        worker.warmUp(record(QStringLiteral("warm")));
+        worker.submitUrgent(record(QStringLiteral("claim")), nullptr, nullptr);
+        gate.release();
+        settle(worker);
+        onStoreThread->deleteLater();
+
+        QMutexLocker lock(&mutex);
+        QCOMPARE(order, QStringList{QStringLiteral("claim")});
+        QCOMPARE(worker.warmUps(), quint64(0));
+    }
+
+    void noWarmUpAfterStop()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(pathFor("stopped"), &error), qPrintable(error));
+        worker.stop();
+        std::atomic<int> warmRuns{0};
+        worker.warmUp([&](Database &, QString *) { return ++warmRuns > 0; });
+        QTest::qWait(20);
+        QCOMPARE(warmRuns.load(), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_StoreWarmUp)
+#include "tst_store_warmup.moc"
