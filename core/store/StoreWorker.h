@@ -69,8 +69,9 @@ public:
     // slept for a while needs 60-100 us to wake and runs the claim's statements 3-4x slower with cold caches
     // (bench/README.md). So when the store thread is idle, `job` (reads of what that job will read) runs at
     // once in a read transaction, and the claim finds the thread awake and warm. Dropped when the thread has
-    // work queued or running, when another unit starts before it, on PostgreSQL (whose claims wait on the
-    // network instead) and when the store is stopped. No callback; may be called from any thread.
+    // work queued or running, when an urgent job (or any other unit) starts before it, on PostgreSQL (whose
+    // claims wait on the network instead) and when the store is stopped. A job that arrives while it runs
+    // waits for the rest of it. No callback; may be called from any thread.
     void warmUp(Job job);
     // Warm-up jobs that ran (tests).
     quint64 warmUps() const { return m_warmUps.load(); }
