@@ -490,6 +490,8 @@ QByteArray ProxyService::statusJson() const
         // Request-log writes of finished turns waiting in memory for the store, and those given up on.
         {QStringLiteral("store_pending_writes"), m_store->pendingWrites()},
         {QStringLiteral("store_lost_writes"), m_store->lostWrites()},
+        // Warm-ups of the idle store thread ahead of a claim that ran (StoreWorker::warmUp).
+        {QStringLiteral("store_warm_ups"), qint64(m_store->warmUps())},
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
         {QStringLiteral("draining"), m_draining},

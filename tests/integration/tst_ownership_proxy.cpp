@@ -13,6 +13,7 @@
 #include "store/SettingsRepository.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -92,6 +93,39 @@ private slots:
         if (m_proxy)
             m_proxy->stop();
         m_proxy.reset();
+    }
+
+    // A turn's head makes the idle store thread run the claim's reads before the body has even arrived
+    // (StoreWorker::warmUp, counted in /api/status). The store may be busy at that instant (its change poll,
+    // usage writes): then the warm-up is rightly dropped, and the head is sent again on a new connection.
+    void aTurnsHeadWarmsTheIdleStoreBeforeItsBody()
+    {
+        QVERIFY2(start(1, {}).isEmpty(), qPrintable(m_proxy->errorString()));
+        const qint64 before = status().value(QLatin1String("store_warm_ups")).toInteger(-1);
+        QVERIFY(before >= 0);
+        const QByteArray request = RawHttpClient::buildRequest(
+            "POST", "/backend-api/codex/responses", {{"content-type", "application/json"}, {"session-id", session()}},
+            codexBody(QStringLiteral("warm")));
+        const qsizetype headEnd = request.indexOf("\r\n\r\n") + 4;
+        std::unique_ptr<RawHttpClient> client;
+        bool warmed = false;
+        for (int attempt = 0; attempt < 5 && !warmed; ++attempt) {
+            client = std::make_unique<RawHttpClient>();
+            QVERIFY(client->connectTo(m_proxy->port()));
+            client->send(request.left(headEnd));
+            QElapsedTimer waited;
+            waited.start();
+            while (!warmed && waited.elapsed() < 2000) {
+                warmed = status().value(QLatin1String("store_warm_ups")).toInteger() > before;
+                if (!warmed)
+                    QTest::qWait(20);
+            }
+        }
+        QVERIFY2(warmed, "no head of five made the idle store warm up");
+        client->send(request.mid(headEnd));
+        const std::optional<RawResponse> r = client->readResponse(15000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
     }
 
     // Point 9: a streaming turn's slot shows its owner replica, epoch and lease; the turn shows its stage and
