@@ -1,5 +1,6 @@
 // StoreWorker::warmUp(): a read job run ahead of a slot claim, only on an idle SQLite store thread, and dropped
-// when any other unit of work gets there first. It must never delay or reorder real jobs.
+// when any other unit of work gets there first: it never goes ahead of a real job.
+#include "lib/StoreBlocking.h"
 #include "store/Database.h"
 #include "store/StoreWorker.h"
 
@@ -12,6 +13,7 @@
 #include <atomic>
 
 using namespace sy;
+using sy::test::blockStoreThread;
 
 class tst_StoreWarmUp : public QObject
 {
@@ -55,14 +57,7 @@ private slots:
         QVERIFY2(worker.start(pathFor("busy"), &error), qPrintable(error));
         QSemaphore gate;
         QSemaphore entered;
-        worker.submit(
-            [&](Database &, QString *) {
-                entered.release();
-                gate.acquire();
-                return true;
-            },
-            nullptr, nullptr);
-        entered.acquire();
+        blockStoreThread(worker, gate, entered);
 
         std::atomic<int> warmRuns{0};
         worker.warmUp([&](Database &, QString *) { return ++warmRuns > 0; });

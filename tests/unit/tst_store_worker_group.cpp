@@ -1,6 +1,7 @@
 // Group commit on the store thread: write jobs queued back to back share one transaction with a savepoint
 // each. A failing job loses only its own changes, a storage failure fails the whole group, every onDone waits
 // for the shared COMMIT, groups stay within their job and time limits, and urgent jobs (slot claims) go first.
+#include "lib/StoreBlocking.h"
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
@@ -18,6 +19,7 @@
 #include <optional>
 
 using namespace sy;
+using sy::test::blockStoreThread;
 
 namespace {
 
@@ -96,20 +98,6 @@ private:
     QString pathFor(const char *name) const
     {
         return m_dir.filePath(QString::fromLatin1(name) + QStringLiteral(".sqlite"));
-    }
-
-    // Occupies the store thread until the returned gate is released, so that the jobs submitted meanwhile
-    // are all queued when it looks for the next group.
-    static void blockStoreThread(StoreWorker &worker, QSemaphore &gate, QSemaphore &entered)
-    {
-        worker.submit(
-            [&](Database &, QString *) {
-                entered.release();
-                gate.acquire();
-                return true;
-            },
-            nullptr, nullptr);
-        entered.acquire();
     }
 
 private slots:
