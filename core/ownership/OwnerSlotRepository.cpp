@@ -124,23 +124,19 @@ const QString &slotBeforeSql()
 bool OwnerSlotRepository::warmClaim(const QString &accountId, QString *error)
 {
     QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q, accountCheckSql(), error))
-        return false;
-    q.addBindValue(accountId);
-    if (!m_db.exec(q, error))
-        return false;
-    while (q.next()) {
+    const std::pair<const QString &, QVariantList> reads[] = {{accountCheckSql(), {accountId}},
+                                                              {slotBeforeSql(), {accountId, 0}}};
+    for (const auto &[sql, values] : reads) {
+        if (!m_db.prepare(q, sql, error))
+            return false;
+        for (const QVariant &v : values)
+            q.addBindValue(v);
+        if (!m_db.exec(q, error))
+            return false;
+        while (q.next()) {
+        }
+        q.finish();
     }
-    q.finish();
-    if (!m_db.prepare(q, slotBeforeSql(), error))
-        return false;
-    q.addBindValue(accountId);
-    q.addBindValue(0);
-    if (!m_db.exec(q, error))
-        return false;
-    while (q.next()) {
-    }
-    q.finish();
     return true;
 }
 

@@ -146,18 +146,8 @@ bool StoreThreadContext::runNextUnit()
         std::deque<StoreQueuedJob> &queue = m_urgent.empty() ? m_queue : m_urgent;
         if (queue.empty())
             return false;
-        if (queue.front().warmUpAfter) {
-            // A warm-up that another unit overtook has nothing left to warm.
-            const bool stale = *queue.front().warmUpAfter != m_unitsStarted;
-            StoreQueuedJob warm = std::move(queue.front());
-            queue.pop_front();
-            if (stale)
-                return true;
-            ++m_unitsStarted;
-            m_inUnit.store(true);
-            lock.unlock();
-            runAlone(warm);
-            m_owner->m_warmUps.fetch_add(1);
+        if (queue.front().warmUpAfter && *queue.front().warmUpAfter != m_unitsStarted) {
+            queue.pop_front(); // a warm-up that another unit overtook has nothing left to warm
             return true;
         }
         ++m_unitsStarted;
@@ -171,9 +161,11 @@ bool StoreThreadContext::runNextUnit()
             queue.pop_front();
         }
     }
-    if (unit.size() == 1)
-        runAlone(unit.front());
-    else
+    if (unit.size() == 1) {
+        runAlone(unit.front()); // a warm-up is a read, so always alone
+        if (unit.front().warmUpAfter)
+            m_owner->m_warmUps.fetch_add(1);
+    } else
         runGroup(unit);
     return true;
 }
