@@ -129,8 +129,7 @@ bool OwnerSlotRepository::warmClaim(const QString &accountId, QString *error)
     for (const auto &[sql, values] : reads) {
         if (!m_db.prepare(q, sql, error))
             return false;
-        for (const QVariant &v : values)
-            q.addBindValue(v);
+        Database::bindAll(q, values);
         if (!m_db.exec(q, error))
             return false;
         while (q.next()) {
@@ -152,7 +151,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     // The durable account row, read inside the claim's transaction: the snapshot the router used may be stale.
     if (!m_db.prepare(q, accountCheckSql(), error))
         return fail(*error);
-    q.addBindValue(a.accountId);
+    Database::bindAll(q, {a.accountId});
     if (!m_db.exec(q, error))
         return fail(*error);
     if (!q.next()) {
@@ -181,7 +180,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     if (!a.previousResponseId.isEmpty()) {
         if (!m_db.prepare(q, QStringLiteral("SELECT account_id FROM response_anchors WHERE response_id = ?"), error))
             return fail(*error);
-        q.addBindValue(a.previousResponseId);
+        Database::bindAll(q, {a.previousResponseId});
         if (!m_db.exec(q, error))
             return fail(*error);
         if (q.next())
@@ -198,8 +197,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     auto execOnSlot = [&](const QString &sql) {
         if (!m_db.prepare(q, sql, error))
             return false;
-        q.addBindValue(a.accountId);
-        q.addBindValue(a.slot);
+        Database::bindAll(q, {a.accountId, a.slot});
         return m_db.exec(q, error);
     };
     // The snapshot was stale: the caller gets the account's fresh rows and tries again.
@@ -240,17 +238,12 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
                                                    "lease_expires_ms < ?)");
     if (!m_db.prepare(q, cas, error))
         return fail(*error);
-    q.addBindValue(newEpoch);
-    q.addBindValue(a.replica.replicaId);
-    q.addBindValue(a.replica.incarnation);
-    q.addBindValue(a.requestId);
-    q.addBindValue(a.nowMs + a.leaseMs);
-    q.addBindValue(a.accountId);
-    q.addBindValue(a.slot);
-    if (!SY_FAULT("non-atomic-claim")) {
-        q.addBindValue(a.expectedEpoch);
-        q.addBindValue(a.nowMs);
-    }
+    if (SY_FAULT("non-atomic-claim"))
+        Database::bindAll(q, {newEpoch, a.replica.replicaId, a.replica.incarnation, a.requestId, a.nowMs + a.leaseMs,
+                              a.accountId, a.slot});
+    else
+        Database::bindAll(q, {newEpoch, a.replica.replicaId, a.replica.incarnation, a.requestId, a.nowMs + a.leaseMs,
+                              a.accountId, a.slot, a.expectedEpoch, a.nowMs});
     if (!m_db.exec(q, error))
         return fail(*error);
     if (q.numRowsAffected() != 1)
@@ -271,20 +264,9 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
                                      "anchor_account_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
                       error))
         return fail(*error);
-    q.addBindValue(a.requestId);
-    q.addBindValue(a.accountId);
-    q.addBindValue(a.slot);
-    q.addBindValue(newEpoch);
-    q.addBindValue(a.replica.replicaId);
-    q.addBindValue(a.replica.incarnation);
-    q.addBindValue(a.route);
-    q.addBindValue(a.startedAtMs);
-    q.addBindValue(a.nowMs);
-    q.addBindValue(status);
-    q.addBindValue(nullable(cooldownUntil));
-    q.addBindValue(out.durableVersion);
-    q.addBindValue(nullableText(a.previousResponseId));
-    q.addBindValue(nullable(anchorAccount));
+    Database::bindAll(q, {a.requestId, a.accountId, a.slot, newEpoch, a.replica.replicaId, a.replica.incarnation,
+                          a.route, a.startedAtMs, a.nowMs, status, nullable(cooldownUntil), out.durableVersion,
+                          nullableText(a.previousResponseId), nullable(anchorAccount)});
     if (!m_db.exec(q, error))
         return fail(*error);
     out.kind = ClaimOutcome::Kind::Claimed;
@@ -410,7 +392,7 @@ std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdenti
                                      "slot_claims WHERE request_id = ? ORDER BY claimed_at_ms DESC, owner_epoch DESC"),
                       error))
         return std::nullopt;
-    q.addBindValue(requestId);
+    Database::bindAll(q, {requestId});
     if (!m_db.exec(q, error))
         return std::nullopt;
     std::optional<HeldSlot> open;
@@ -437,11 +419,7 @@ std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdenti
                                          "owner_epoch = ? AND settlements = 0"),
                           error))
             return std::nullopt;
-        q.addBindValue(nullableText(responseId));
-        q.addBindValue(requestId);
-        q.addBindValue(latest->accountId);
-        q.addBindValue(latest->slot);
-        q.addBindValue(latest->epoch);
+        Database::bindAll(q, {nullableText(responseId), requestId, latest->accountId, latest->slot, latest->epoch});
         if (!m_db.exec(q, error))
             return std::nullopt;
         out.hadClaim = true;
@@ -460,12 +438,7 @@ std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdenti
                                           "account_id = ? AND slot_index = ? AND owner_epoch = ?");
     if (!m_db.prepare(q, SY_FAULT("double-settle") ? settle : settle + QStringLiteral(" AND settlements = 0"), error))
         return std::nullopt;
-    q.addBindValue(nowMs);
-    q.addBindValue(nullableText(responseId));
-    q.addBindValue(requestId);
-    q.addBindValue(open->accountId);
-    q.addBindValue(open->slot);
-    q.addBindValue(open->epoch);
+    Database::bindAll(q, {nowMs, nullableText(responseId), requestId, open->accountId, open->slot, open->epoch});
     if (!m_db.exec(q, error))
         return std::nullopt;
     if (q.numRowsAffected() != 1) {
@@ -483,10 +456,7 @@ std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdenti
                                      "slot_index = ? AND owner_epoch = ? AND owner_replica = ?"),
                       error))
         return std::nullopt;
-    q.addBindValue(open->accountId);
-    q.addBindValue(open->slot);
-    q.addBindValue(open->epoch);
-    q.addBindValue(me.replicaId);
+    Database::bindAll(q, {open->accountId, open->slot, open->epoch, me.replicaId});
     if (!m_db.exec(q, error))
         return std::nullopt;
     if (q.numRowsAffected() == 1) {

@@ -274,9 +274,10 @@ bool AccountRepository::update(const QString &id, const QString &assignments, co
     const QString versioned = bump ? assignments + QStringLiteral(", version = version + 1") : assignments;
     if (!m_db.prepare(q, QStringLiteral("UPDATE accounts SET ") + versioned + QStringLiteral(" WHERE id = ?"), error))
         return false;
-    for (const QVariant &v : values)
-        q.addBindValue(v);
-    q.addBindValue(id);
+    QVariantList bound;
+    bound.reserve(values.size() + 1);
+    bound << values << id;
+    Database::bindAll(q, bound);
     if (!m_db.exec(q, error))
         return false;
     if (q.numRowsAffected() != 1) {

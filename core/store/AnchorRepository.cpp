@@ -69,14 +69,9 @@ bool AnchorRepository::rememberServed(const AnchorRecord &a, QString *error)
                                      "provenance = excluded.provenance"),
                       error))
         return false;
-    q.addBindValue(a.responseId);
-    q.addBindValue(a.accountId);
-    q.addBindValue(m_clock.nowMs());
-    q.addBindValue(sql::nullableText(a.lineage));
-    q.addBindValue(sql::nullableText(a.sessionKey));
-    q.addBindValue(sql::nullable(a.slot));
-    q.addBindValue(sql::nullable(a.epoch));
-    q.addBindValue(a.provenance);
+    Database::bindAll(q,
+                      {a.responseId, a.accountId, m_clock.nowMs(), sql::nullableText(a.lineage),
+                       sql::nullableText(a.sessionKey), sql::nullable(a.slot), sql::nullable(a.epoch), a.provenance});
     return m_db.exec(q, error);
 }
 

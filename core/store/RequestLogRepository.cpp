@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonValue>
 #include <QSqlQuery>
+#include <iterator>
 
 namespace sy {
 
@@ -174,8 +175,7 @@ bool RequestLogRepository::insert(const RequestLogRecord &r, QString *error)
         nullable(r.tokens.reasoning),
         nullable(r.tokens.total),
     };
-    for (const QVariant &v : values)
-        q.addBindValue(v);
+    Database::bindAll(q, values, qsizetype(std::size(values)));
     // The dashboard's hourly rollup moves with the row: both or neither.
     Transaction tx(m_db);
     return tx.begin(error) && m_db.exec(q, error) && UsageRollupRepository(m_db).add(r, error) && tx.commit(error);

@@ -41,12 +41,10 @@ bool UsageRollupRepository::add(const RequestLogRecord &r, QString *error)
                       error))
         return false;
     // Unknown token counts add nothing (the request log keeps them NULL).
-    q.addBindValue(QVariant::fromValue<qint64>(hourStart(r.startedAtMs)));
-    q.addBindValue(r.accountId.value_or(QString()));
-    q.addBindValue(r.status == QLatin1String("completed") ? 0 : 1);
-    for (const std::optional<qint64> &v :
-         {r.tokens.input, r.tokens.cached, r.tokens.output, r.tokens.reasoning, r.tokens.total})
-        q.addBindValue(QVariant::fromValue<qint64>(v.value_or(0)));
+    auto count = [](const std::optional<qint64> &v) { return QVariant::fromValue<qint64>(v.value_or(0)); };
+    Database::bindAll(q, {QVariant::fromValue<qint64>(hourStart(r.startedAtMs)), r.accountId.value_or(QString()),
+                          r.status == QLatin1String("completed") ? 0 : 1, count(r.tokens.input), count(r.tokens.cached),
+                          count(r.tokens.output), count(r.tokens.reasoning), count(r.tokens.total)});
     return m_db.exec(q, error);
 }
 

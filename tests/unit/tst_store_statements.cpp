@@ -1,7 +1,8 @@
 // The statement cache of Database (SQLite): inside a StatementScope a statement is compiled once per connection
 // and handed out again in later scopes, a statement still in use is never handed out twice, the end of a scope
 // resets what it handed out (no read snapshot stays open on the connection), and closing the database drops
-// the cached statements before the connection goes.
+// the cached statements before the connection goes. Database::bindAll and forward-only queries, which make
+// each use of a statement cheaper.
 #include "store/Database.h"
 
 #include <QRegularExpression>
@@ -166,6 +167,61 @@ private slots:
         QCOMPARE(readOne(db, 11, &error), QStringLiteral("v11"));
         QCOMPARE(readOne(db, 12, &error), QStringLiteral("v12"));
         QVERIFY(readOne(db, 10, &error).isEmpty());
+    }
+    // Database::bindAll replaces what a statement had bound, all at once: a cached statement gets exactly the
+    // values of its new use (NULLs included), and too few values fail as they would with addBindValue().
+    void bindAllSetsEveryValueOfAReusedStatement()
+    {
+        QTemporaryDir dir;
+        QString error;
+        Database db;
+        QVERIFY2(db.open(dir.filePath(QStringLiteral("s.sqlite")), &error), qPrintable(error));
+        QVERIFY2(db.exec(QStringLiteral("CREATE TABLE u (k INTEGER PRIMARY KEY, v TEXT NOT NULL, n INTEGER)"), &error),
+                 qPrintable(error));
+        const QString insert = QStringLiteral("INSERT INTO u (k, v, n) VALUES (?, ?, ?)");
+        const QSqlResult *compiled = nullptr;
+        const QList<QVariantList> rows = {{1, QStringLiteral("one"), QVariant()},
+                                          {2, QStringLiteral("two"), QVariant::fromValue<qint64>(7)}};
+        for (const QVariantList &row : rows) {
+            Database::StatementScope scope(db);
+            QSqlQuery q = db.query();
+            QVERIFY(db.prepare(q, insert, &error));
+            QVERIFY(!compiled || q.result() == compiled); // the second row reuses the compiled statement
+            compiled = q.result();
+            Database::bindAll(q, row);
+            QVERIFY2(db.exec(q, &error), qPrintable(error));
+        }
+        {
+            Database::StatementScope scope(db);
+            QSqlQuery q = db.query();
+            QVERIFY(db.prepare(q, insert, &error));
+            Database::bindAll(q, {3, QStringLiteral("three")});
+            QVERIFY(!db.exec(q, &error));
+        }
+        QSqlQuery read = db.query();
+        QVERIFY(read.exec(QStringLiteral("SELECT k, v, n FROM u ORDER BY k")));
+        QList<QVariantList> stored;
+        while (read.next())
+            stored.append({read.value(0).toInt(), read.value(1).toString(), read.value(2)});
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0][1].toString(), QStringLiteral("one"));
+        QVERIFY(stored[0][2].isNull());
+        QCOMPARE(stored[1][0].toInt(), 2);
+        QCOMPARE(stored[1][2].toLongLong(), 7);
+    }
+    // Every statement here is read front to back once; on SQLite queries are forward-only so that Qt does not
+    // allocate (and free) room for 128 rows on every exec().
+    void sqliteQueriesAreForwardOnly()
+    {
+        QTemporaryDir dir;
+        QString error;
+        Database db;
+        QVERIFY2(db.open(dir.filePath(QStringLiteral("s.sqlite")), &error), qPrintable(error));
+        QVERIFY(db.query().isForwardOnly());
+        Database::StatementScope scope(db);
+        QSqlQuery q = db.query();
+        QVERIFY(db.prepare(q, QStringLiteral("SELECT 1"), &error));
+        QVERIFY(q.isForwardOnly());
     }
 };
 
