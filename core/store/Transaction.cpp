@@ -23,10 +23,12 @@ Transaction::~Transaction()
 bool Transaction::begin(QString *error)
 {
     const int depth = m_db.m_transactionDepth;
-    QString sql = QStringLiteral("SAVEPOINT sy_%1").arg(depth);
-    if (depth == 0 && m_db.dialect() == Database::Dialect::Sqlite)
+    QString sql;
+    if (depth > 0)
+        sql = QStringLiteral("SAVEPOINT sy_%1").arg(depth);
+    else if (m_db.dialect() == Database::Dialect::Sqlite)
         sql = m_kind == Kind::Write ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("BEGIN");
-    else if (depth == 0)
+    else
         sql = m_kind == Kind::Write ? QStringLiteral("BEGIN") : QStringLiteral("BEGIN ISOLATION LEVEL REPEATABLE READ");
     if (!m_db.exec(sql, error))
         return false;
