@@ -80,9 +80,11 @@ QString ProxyService::start()
     applyFrontDoorSettings();
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
     // A turn's head arrives 50-100 us before its claim is submitted (the body is read, scanned and routed in
-    // between): enough for an idle store thread to wake up and warm its caches for that claim.
+    // between): enough for an idle store thread to wake up and warm its caches for that claim. Not when API keys
+    // are required: the key check's own store read comes first and wakes the store thread, and a warm-up
+    // running then would only make it wait.
     m_server->setHeadObserver([this](const HttpRequest &head) {
-        if (head.method != "POST" || m_draining)
+        if (head.method != "POST" || m_draining || m_apiKeysRequired)
             return;
         const RouteMatch match = matchRoute(head.method, head.path.toUtf8(), {});
         if (match.methodAllowed && isTurnRoute(match.route))

@@ -280,6 +280,18 @@ private slots:
         QCOMPARE(errorCode(r), QStringLiteral("invalid_api_key"));
         const QString key = createKey({}, &strict);
         QCOMPARE(turn(bearer(key), &strict).status, 200);
+        // With keys required a turn's head does not warm the store for its claim (the key check's read comes
+        // first). Heads whose bodies are held back leave the store thread idle for a warm-up that never comes.
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            RawHttpClient held;
+            QVERIFY(held.connectTo(strict.port(), QHostAddress(QHostAddress::LocalHost)));
+            held.send("POST /backend-api/codex/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                      key.toLatin1() + "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n");
+            QTest::qWait(200);
+        }
+        const RawResponse status = send("GET", "/api/status", {}, {}, &strict);
+        QCOMPARE(status.status, 200);
+        QCOMPARE(QJsonDocument::fromJson(status.body).object().value(QLatin1String("store_warm_ups")).toInteger(-1), 0);
         QCOMPARE(strict.stop(), 0);
     }
 
