@@ -106,7 +106,7 @@ public:
     qsizetype cachedStatementCount() const { return qsizetype(m_statements.size()); }
     // How many times SQL was compiled on this connection (prepare() that did not reuse a cached statement).
     quint64 compiledStatements() const { return m_compiled; }
-    // Sets all of q's values at once: q is prepared with positional placeholders, and `values` has one value
+    // Sets all of q's values at once: q is prepared with positional parameters, and `values` has one value
     // for each of them, in order. The same as one addBindValue() per value, without QSqlResult's
     // bookkeeping for each (it names the position ":N" and indexes that name in a hash: about 2,000
     // instructions a value in callgrind, 40 values per turn). Do not mix it with addBindValue() on one exec().
