@@ -216,6 +216,27 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
         !execOnSlot(QStringLiteral("INSERT INTO owner_slots (account_id, slot_index, owner_epoch) VALUES (?, ?, 0) "
                                    "ON CONFLICT (account_id, slot_index) DO NOTHING")))
         return fail(*error);
+    const qint64 newEpoch = a.expectedEpoch + 1;
+    const QString set = QStringLiteral("UPDATE owner_slots SET owner_epoch = ?, owner_replica = ?, "
+                                       "owner_incarnation = ?, owner_request_id = ?, lease_expires_ms = ? "
+                                       "WHERE account_id = ? AND slot_index = ?");
+    // The compare-and-set of nearly every claim: from the epoch the snapshot saw, on a free slot. Its previous
+    // row needs no reading then (nothing is reclaimed). No row changed (the slot is held, perhaps by an expired
+    // lease, or the epoch moved, or the row is gone): the full compare-and-set below decides, on the same row.
+    if (!SY_FAULT("non-atomic-claim")) {
+        static const QString freeCas = set + QStringLiteral(" AND owner_epoch = ? AND owner_replica IS NULL");
+        if (!m_db.prepare(q, freeCas, error))
+            return fail(*error);
+        Database::bindAll(q, {newEpoch, a.replica.replicaId, a.replica.incarnation, a.requestId, a.nowMs + a.leaseMs,
+                              a.accountId, a.slot, a.expectedEpoch});
+        if (!m_db.exec(q, error))
+            return fail(*error);
+        const bool claimedFree = q.numRowsAffected() == 1;
+        q.finish();
+        if (claimedFree)
+            return recordClaim(a, status, cooldownUntil, anchorAccount, std::move(out), error);
+    }
+
     // What the row held before: an owner whose lease expired is being reclaimed by this claim.
     if (!execOnSlot(slotBeforeSql()))
         return fail(*error);
@@ -227,10 +248,6 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     const SlotState before = slotrows::from(q);
     q.finish();
 
-    const qint64 newEpoch = a.expectedEpoch + 1;
-    const QString set = QStringLiteral("UPDATE owner_slots SET owner_epoch = ?, owner_replica = ?, "
-                                       "owner_incarnation = ?, owner_request_id = ?, lease_expires_ms = ? "
-                                       "WHERE account_id = ? AND slot_index = ?");
     // The compare-and-set: only from the epoch the snapshot saw, and only a free slot or an expired lease.
     const QString cas = SY_FAULT("non-atomic-claim")
                             ? set
@@ -257,6 +274,21 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
             !bumpReplicaCounter(a.replica, "lease_reclaims", 1, error))
             return fail(*error);
     }
+    return recordClaim(a, status, cooldownUntil, anchorAccount, std::move(out), error);
+}
+
+ClaimOutcome OwnerSlotRepository::recordClaim(const ClaimAttempt &a, const QString &status,
+                                              const std::optional<qint64> &cooldownUntil,
+                                              const std::optional<QString> &anchorAccount, ClaimOutcome out,
+                                              QString *error)
+{
+    auto fail = [&](const QString &why) {
+        out.kind = ClaimOutcome::Kind::Error;
+        out.reason = why;
+        return out;
+    };
+    const qint64 newEpoch = a.expectedEpoch + 1;
+    QSqlQuery q = m_db.query();
     if (!m_db.prepare(q,
                       QStringLiteral("INSERT INTO slot_claims (request_id, account_id, slot_index, owner_epoch, "
                                      "replica_id, incarnation, route, started_at_ms, claimed_at_ms, durable_status, "

@@ -35,7 +35,8 @@ public:
     // ledger row with the durable facts the claim saw.
     ClaimOutcome claim(const ClaimAttempt &attempt, QString *error);
     // The claim's reads of `accountId` and its slot 0, changing nothing: run ahead of a claim by
-    // StoreWorker::warmUp() so that the claim finds its statements compiled and its pages cached.
+    // StoreWorker::warmUp() so that the claim finds its account check compiled and the pages of the account's
+    // and the slot's rows cached.
     bool warmClaim(const QString &accountId, QString *error);
 
     // Extends the leases of `held` to nowMs + leaseMs, each fenced by its epoch and owner. A slot whose row
@@ -63,6 +64,9 @@ public:
                        qint64 nowMs, QString *error);
 
 private:
+    // The claim's ledger row, after its compare-and-set: the Claimed outcome.
+    ClaimOutcome recordClaim(const ClaimAttempt &a, const QString &status, const std::optional<qint64> &cooldownUntil,
+                             const std::optional<QString> &anchorAccount, ClaimOutcome out, QString *error);
     bool settleOrphan(const QString &accountId, int slot, qint64 epoch, const QString &kind, qint64 nowMs,
                       QString *error);
     bool bumpReplicaCounter(const ReplicaIdentity &me, const char *column, int by, QString *error);

@@ -96,8 +96,9 @@ private slots:
         }
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM owner_slots")).toInt(), 0);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims")).toInt(), 0);
-        // The first claim of a slot: the row insert, the compare-and-set and the ledger row are new; the account
-        // check and the read of the slot's previous owner were compiled by the warm-up.
+        // The first claim of a slot: the row insert, the compare-and-set of a free slot and the ledger row are new;
+        // the account check was compiled by the warm-up. (A free slot's previous owner is not read: the warm-up
+        // reads that row for its pages.)
         QCOMPARE(compiledByClaim(QStringLiteral("req_1"), 0), quint64(3));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims")).toInt(), 1);
     }

@@ -85,7 +85,7 @@ private slots:
     void migrationFromEmptyCreatesSchema()
     {
         QCOMPARE(m_db->schemaVersion(), kLatestSchemaVersion);
-        QCOMPARE(Database::latestSchemaVersion(), 6);
+        QCOMPARE(Database::latestSchemaVersion(), 7);
         QVERIFY(m_db->writable());
         QSet<QString> tables;
         QSqlQuery q = m_db->query();
@@ -100,6 +100,14 @@ private slots:
                                               "name = 'request_log_started'"))
                      .toInt(),
                  1);
+        // The claim ledger keeps the two indexes its statements search by (version 7 dropped slot_claims_open,
+        // which no statement used and every claim and settlement wrote).
+        QSet<QString> ledgerIndexes;
+        QVERIFY(q.exec(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'index' AND "
+                                      "tbl_name = 'slot_claims'")));
+        while (q.next())
+            ledgerIndexes << q.value(0).toString();
+        QCOMPARE(ledgerIndexes, set({"slot_claims_request", "slot_claims_slot"}));
         QCOMPARE(scalar(*m_db, QStringLiteral("PRAGMA journal_mode")).toString(), QStringLiteral("wal"));
         QCOMPARE(scalar(*m_db, QStringLiteral("PRAGMA foreign_keys")).toInt(), 1);
         QCOMPARE(scalar(*m_db, QStringLiteral("PRAGMA synchronous")).toInt(), 1); // NORMAL
