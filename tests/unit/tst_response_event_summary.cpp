@@ -147,6 +147,37 @@ private slots:
         QCOMPARE(*responseEventSummary(exact), *responseEventSummary(roomy));
     }
 
+    // Once response.created gave the response, a summary needs nothing from response.in_progress: the turn skips
+    // that parse (usesData) and passes an empty object, and the accumulator ends where the parsed event leaves it.
+    void summarySkipsInProgressOnceItHasTheResponse()
+    {
+        ResponseAccumulator acc;
+        acc.setSummaryOnly(true);
+        QVERIFY(acc.usesData("response.in_progress")); // nothing kept yet: it may be the first response event
+        const QByteArray created = responseEvent("response.created", "in_progress", "");
+        acc.onEvent("response.created", *responseEventSummary(created));
+        QVERIFY(!acc.usesData("response.in_progress"));
+        QVERIFY(acc.usesData("response.completed"));
+        ResponseAccumulator whole; // a full response (non-streaming clients) still reads it
+        whole.onEvent("response.created", QJsonDocument::fromJson(created).object());
+        QVERIFY(whole.usesData("response.in_progress"));
+
+        const QByteArray inProgress = responseEvent("response.in_progress", "in_progress", "");
+        const QByteArray completed =
+            responseEvent("response.completed", "completed", ",\"usage\":{\"input_tokens\":5}");
+        const AccumulatorState skipped = feed({{"response.created", *responseEventSummary(created)},
+                                               {"response.in_progress", QJsonObject()},
+                                               {"response.completed", *responseEventSummary(completed)}});
+        const AccumulatorState parsed = feed({{"response.created", *responseEventSummary(created)},
+                                              {"response.in_progress", *responseEventSummary(inProgress)},
+                                              {"response.completed", *responseEventSummary(completed)}});
+        QCOMPARE(skipped.response, parsed.response);
+        QCOMPARE(skipped.status, parsed.status);
+        QCOMPARE(skipped.responseId, parsed.responseId);
+        QVERIFY(skipped.usage == parsed.usage);
+        QCOMPARE(skipped.terminal, parsed.terminal);
+    }
+
     void notAJsonObjectIsLeftToTheFullParse()
     {
         QVERIFY(!responseEventSummary(QByteArray()));

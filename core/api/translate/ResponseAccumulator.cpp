@@ -1,6 +1,7 @@
 #include "api/translate/ResponseAccumulator.h"
 
 #include <QJsonArray>
+#include <algorithm>
 
 using namespace Qt::StringLiterals;
 
@@ -50,17 +51,27 @@ bool ResponseAccumulator::usesData(const QByteArray &type) const
         return true; // the type is in the data
     if (m_terminal)
         return false;
-    return type == "response.created" || type == "response.in_progress" || type == "response.completed" ||
-           type == "response.incomplete" || type == "response.failed" || type == "error" ||
-           (!m_summaryOnly && type == "response.output_item.done");
+    // A summary takes nothing from response.in_progress that response.created did not give (the id; the status
+    // is read from the terminal event): once a response is kept, that parse is skipped.
+    if (type == "response.in_progress")
+        return !m_summaryOnly || m_response.isEmpty();
+    return type == "response.created" || type == "response.completed" || type == "response.incomplete" ||
+           type == "response.failed" || type == "error" || (!m_summaryOnly && type == "response.output_item.done");
 }
 
 QJsonObject ResponseAccumulator::kept(const QJsonObject &response) const
 {
     if (!m_summaryOnly)
         return response;
+    static constexpr QLatin1String keys[] = {"id"_L1, "status"_L1, "usage"_L1, "error"_L1, "incomplete_details"_L1};
+    // A summary read by responseEventSummary() holds these members only: it is kept as it is (shared).
+    bool onlyKept = true;
+    for (auto it = response.constBegin(); onlyKept && it != response.constEnd(); ++it)
+        onlyKept = std::find(std::begin(keys), std::end(keys), it.key()) != std::end(keys);
+    if (onlyKept)
+        return response;
     QJsonObject summary;
-    for (const QLatin1String key : {"id"_L1, "status"_L1, "usage"_L1, "error"_L1, "incomplete_details"_L1}) {
+    for (const QLatin1String key : keys) {
         const auto it = response.constFind(key);
         if (it != response.constEnd())
             summary.insert(key, *it);
