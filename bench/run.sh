@@ -388,8 +388,8 @@ profile "events=5&delta_bytes=$DELTA_BYTES&delay_ms=0&first_ms=0"
 cold cold1m
 profile "$STREAM_PROFILE"
 # CPU per request at 0 and at LOG_ROWS rows: each serve gets 3 s of unmeasured load first (a serve that has just
-# started on a freshly filled file pays for its first reads), and the pair runs twice, alternating; the lower
-# figure of each counts (other work on the shared machine only ever adds CPU time).
+# started on a freshly filled file pays for its first reads), and the pair runs --rounds times (at least twice),
+# alternating; the lowest figure of each counts (other work on the shared machine only ever adds CPU time).
 log_cpu() { # SCENARIO DATA_DIR
     local best="${R[$1.switchyard.cpu_us_per_req]:-}"
     start_serve "$2"
@@ -401,7 +401,7 @@ log_cpu() { # SCENARIO DATA_DIR
         R[$1.switchyard.cpu_us_per_req]=$best
     fi
 }
-for _ in 1 2; do
+for _ in $(seq 1 $((ROUNDS > 2 ? ROUNDS : 2))); do
     log_cpu log0 "$LOG0_DATA"
     log_cpu log1m "$LOG_DATA"
 done
