@@ -58,6 +58,21 @@ private:
     std::unique_ptr<Database> m_db;
 
     QString path() const { return m_dir.filePath(QStringLiteral("switchyard.sqlite")); }
+
+    // The indexes of `table` that a CREATE INDEX made (not those SQLite makes for a primary key or UNIQUE).
+    QSet<QString> createdIndexes(const QString &table) const
+    {
+        QSet<QString> names;
+        QSqlQuery q = m_db->query();
+        q.prepare(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND "
+                                 "sql IS NOT NULL"));
+        q.addBindValue(table);
+        if (q.exec()) {
+            while (q.next())
+                names << q.value(0).toString();
+        }
+        return names;
+    }
     QString addAccount(const QString &fixture, const std::optional<QString> &alias = std::nullopt)
     {
         AccountRepository::Identity identity = identityFrom(fixture);
@@ -98,20 +113,10 @@ private slots:
                               "api_key_requests"}));
         // The request log keeps one index led by started_at_ms: request_log_started_id, which also orders the
         // Requests page (version 7 dropped request_log_started, its first column alone).
-        QSet<QString> logIndexes;
-        QVERIFY(q.exec(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'index' AND "
-                                      "tbl_name = 'request_log' AND sql IS NOT NULL")));
-        while (q.next())
-            logIndexes << q.value(0).toString();
-        QCOMPARE(logIndexes, set({"request_log_account", "request_log_started_id"}));
+        QCOMPARE(createdIndexes(QStringLiteral("request_log")), set({"request_log_account", "request_log_started_id"}));
         // The claim ledger keeps the two indexes its statements search by (version 7 dropped slot_claims_open,
         // which no statement used and every claim and settlement wrote).
-        QSet<QString> ledgerIndexes;
-        QVERIFY(q.exec(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'index' AND "
-                                      "tbl_name = 'slot_claims'")));
-        while (q.next())
-            ledgerIndexes << q.value(0).toString();
-        QCOMPARE(ledgerIndexes, set({"slot_claims_request", "slot_claims_slot"}));
+        QCOMPARE(createdIndexes(QStringLiteral("slot_claims")), set({"slot_claims_request", "slot_claims_slot"}));
         QCOMPARE(scalar(*m_db, QStringLiteral("PRAGMA journal_mode")).toString(), QStringLiteral("wal"));
         QCOMPARE(scalar(*m_db, QStringLiteral("PRAGMA foreign_keys")).toInt(), 1);
         QCOMPARE(scalar(*m_db, QStringLiteral("PRAGMA synchronous")).toInt(), 1); // NORMAL
