@@ -9,7 +9,8 @@
 # one after another from sy-bench-load (one connection, a Codex body of 40 KiB, 50 events of 64 bytes
 # 2 ms apart), a dump, and the total instructions (Ir) over the finished turns, per thread and in all.
 # Environment: BENCH_TURN_SECONDS (measured seconds, default 30), BENCH_EVENTS, BENCH_DELAY_MS, BENCH_ECHO_BYTES
-# (bytes of instructions each response object repeats, default 0; bench/README.md), BENCH_KEEP=1
+# (bytes of instructions each response object repeats, default 0; bench/README.md), BENCH_LOG_ROWS (request-log
+# rows `sy-bench-db fill` writes into each data dir before serve starts, default 0), BENCH_KEEP=1
 # (keep the temp dir: its cg-N.PID.1-TT files are callgrind profiles for callgrind_annotate).
 # Nothing here asserts anything; it prints one block per binary and, for two or more, each total as a ratio
 # to the first binary's.
@@ -32,6 +33,7 @@ SECONDS_MEASURED="${BENCH_TURN_SECONDS:-30}"
 EVENTS="${BENCH_EVENTS:-50}"
 DELAY_MS="${BENCH_DELAY_MS:-2}"
 ECHO_BYTES="${BENCH_ECHO_BYTES:-0}"
+LOG_ROWS="${BENCH_LOG_ROWS:-0}"
 
 WORK="$(mktemp -d /tmp/sy-instr.XXXXXX)"
 PIDS=()
@@ -69,6 +71,9 @@ for SY in "${BINS[@]}"; do
         "${env_args[@]}" "$SY" accounts import "$WORK/auth/auth-$i.json" --alias "bench$i" >/dev/null
     done
     "$DBTOOL" slots "$data/switchyard.sqlite" 256 >/dev/null
+    if [ "$LOG_ROWS" -gt 0 ]; then
+        "$DBTOOL" fill "$data/switchyard.sqlite" "$LOG_ROWS" >/dev/null
+    fi
     out="$WORK/cg-$n"
     "${env_args[@]}" valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
         --callgrind-out-file="$out.%p" "$SY" serve --listen "127.0.0.1:$port" >"$WORK/serve-$n.out" \
