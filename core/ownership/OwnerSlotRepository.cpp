@@ -234,7 +234,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
         const bool claimedFree = q.numRowsAffected() == 1;
         q.finish();
         if (claimedFree)
-            return recordClaim(a, status, cooldownUntil, anchorAccount, std::move(out), error);
+            return recordClaim(q, a, status, cooldownUntil, anchorAccount, std::move(out), error);
     }
 
     // What the row held before: an owner whose lease expired is being reclaimed by this claim.
@@ -274,10 +274,10 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
             !bumpReplicaCounter(a.replica, "lease_reclaims", 1, error))
             return fail(*error);
     }
-    return recordClaim(a, status, cooldownUntil, anchorAccount, std::move(out), error);
+    return recordClaim(q, a, status, cooldownUntil, anchorAccount, std::move(out), error);
 }
 
-ClaimOutcome OwnerSlotRepository::recordClaim(const ClaimAttempt &a, const QString &status,
+ClaimOutcome OwnerSlotRepository::recordClaim(QSqlQuery &q, const ClaimAttempt &a, const QString &status,
                                               const std::optional<qint64> &cooldownUntil,
                                               const std::optional<QString> &anchorAccount, ClaimOutcome out,
                                               QString *error)
@@ -288,7 +288,6 @@ ClaimOutcome OwnerSlotRepository::recordClaim(const ClaimAttempt &a, const QStri
         return out;
     };
     const qint64 newEpoch = a.expectedEpoch + 1;
-    QSqlQuery q = m_db.query();
     if (!m_db.prepare(q,
                       QStringLiteral("INSERT INTO slot_claims (request_id, account_id, slot_index, owner_epoch, "
                                      "replica_id, incarnation, route, started_at_ms, claimed_at_ms, durable_status, "

@@ -6,6 +6,8 @@
 #include <QString>
 #include <optional>
 
+class QSqlQuery;
+
 namespace sy {
 
 class Database;
@@ -64,9 +66,10 @@ public:
                        qint64 nowMs, QString *error);
 
 private:
-    // The claim's ledger row, after its compare-and-set: the Claimed outcome.
-    ClaimOutcome recordClaim(const ClaimAttempt &a, const QString &status, const std::optional<qint64> &cooldownUntil,
-                             const std::optional<QString> &anchorAccount, ClaimOutcome out, QString *error);
+    // The claim's ledger row, after its compare-and-set, on the claim's own query `q`: the Claimed outcome.
+    ClaimOutcome recordClaim(QSqlQuery &q, const ClaimAttempt &a, const QString &status,
+                             const std::optional<qint64> &cooldownUntil, const std::optional<QString> &anchorAccount,
+                             ClaimOutcome out, QString *error);
     bool settleOrphan(const QString &accountId, int slot, qint64 epoch, const QString &kind, qint64 nowMs,
                       QString *error);
     bool bumpReplicaCounter(const ReplicaIdentity &me, const char *column, int by, QString *error);
