@@ -366,50 +366,31 @@ bool OwnerSlotRepository::stillOwned(const ReplicaIdentity &me, const HeldSlot &
     return m_db.exec(q, error) && q.next() && q.value(0).toInt() == 1;
 }
 
-bool OwnerSlotRepository::releaseForFailover(const ReplicaIdentity &me, const QString &requestId, qint64 nowMs,
+bool OwnerSlotRepository::releaseForFailover(const ReplicaIdentity &me, const HeldSlot &held, qint64 nowMs,
                                              QString *error)
 {
+    if (!held.isValid())
+        return true;
+    // Exactly this claim, never "every open claim of the request": the request's next claim (urgent) may have
+    // committed before this queued release ran, and it must stay held.
     QSqlQuery q = m_db.query();
     if (!m_db.prepare(q,
-                      QStringLiteral("SELECT account_id, slot_index, owner_epoch FROM slot_claims WHERE request_id = ? "
+                      QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
+                                     "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
+                                     "slot_index = ? AND owner_epoch = ? AND owner_replica = ?"),
+                      error))
+        return false;
+    Database::bindAll(q, {held.accountId, held.slot, held.epoch, me.replicaId});
+    if (!m_db.exec(q, error))
+        return false;
+    if (!m_db.prepare(q,
+                      QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = 'failover' WHERE "
+                                     "request_id = ? AND account_id = ? AND slot_index = ? AND owner_epoch = ? "
                                      "AND released_at_ms IS NULL"),
                       error))
         return false;
-    q.addBindValue(requestId);
-    if (!m_db.exec(q, error))
-        return false;
-    QList<HeldSlot> open;
-    while (q.next())
-        open << HeldSlot{requestId, q.value(0).toString(), q.value(1).toInt(), q.value(2).toLongLong()};
-    q.finish();
-    for (const HeldSlot &h : std::as_const(open)) {
-        if (!m_db.prepare(q,
-                          QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
-                                         "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
-                                         "slot_index = ? AND owner_epoch = ? AND owner_replica = ?"),
-                          error))
-            return false;
-        q.addBindValue(h.accountId);
-        q.addBindValue(h.slot);
-        q.addBindValue(h.epoch);
-        q.addBindValue(me.replicaId);
-        if (!m_db.exec(q, error))
-            return false;
-        if (!m_db.prepare(q,
-                          QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = 'failover' WHERE "
-                                         "request_id = ? AND account_id = ? AND slot_index = ? AND owner_epoch = ? "
-                                         "AND released_at_ms IS NULL"),
-                          error))
-            return false;
-        q.addBindValue(nowMs);
-        q.addBindValue(requestId);
-        q.addBindValue(h.accountId);
-        q.addBindValue(h.slot);
-        q.addBindValue(h.epoch);
-        if (!m_db.exec(q, error))
-            return false;
-    }
-    return true;
+    Database::bindAll(q, {nowMs, held.requestId, held.accountId, held.slot, held.epoch});
+    return m_db.exec(q, error);
 }
 
 std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdentity &me, const QString &requestId,

@@ -48,9 +48,10 @@ public:
     // Checks that `held` is still ours (epoch and owner unchanged and lease not expired) without changing it.
     bool stillOwned(const ReplicaIdentity &me, const HeldSlot &held, qint64 nowMs, QString *error);
 
-    // A request moves to another account before anything reached its client: its open claim is released,
-    // fenced, without a settlement.
-    bool releaseForFailover(const ReplicaIdentity &me, const QString &requestId, qint64 nowMs, QString *error);
+    // A request moves on (another account, or the same one through another egress proxy) before anything
+    // reached its client: the claim `held` is released, fenced by its epoch, without a settlement. The
+    // request's other claims are left alone.
+    bool releaseForFailover(const ReplicaIdentity &me, const HeldSlot &held, qint64 nowMs, QString *error);
     // The request ends: settles its open claim exactly once and releases its slot, fenced by the claim's
     // epoch. Runs in the transaction that writes the request-log row.
     std::optional<SettleOutcome> settleTurn(const ReplicaIdentity &me, const QString &requestId,

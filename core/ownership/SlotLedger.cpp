@@ -230,8 +230,8 @@ void SlotLedger::releaseForFailover(const QString &requestId)
     const ReplicaIdentity me = m_identity;
     const qint64 now = m_clock.nowMs();
     m_store->submit(
-        [me, requestId, now](Database &db, QString *error) {
-            return OwnerSlotRepository(db).releaseForFailover(me, requestId, now, error);
+        [me, held, now](Database &db, QString *error) {
+            return OwnerSlotRepository(db).releaseForFailover(me, held, now, error);
         },
         this,
         [this, held](bool ok, const QString &) {
@@ -293,19 +293,23 @@ void SlotLedger::tick()
                 return;
             }
             m_leaseReclaims += qMax(0, *reclaimed);
+            // Only about claims still held: a request that moved to another claim meanwhile (failover) is
+            // neither renewed nor lost by what this renewal found of its previous one.
+            const auto stillHeld = [this](const HeldSlot &h) {
+                const auto it = m_held.constFind(h.requestId);
+                return it != m_held.cend() && it->accountId == h.accountId && it->slot == h.slot &&
+                       it->epoch == h.epoch;
+            };
             QSet<QString> lostIds;
-            for (const HeldSlot &h : std::as_const(*lost))
-                lostIds.insert(h.requestId);
+            for (const HeldSlot &h : std::as_const(*lost)) {
+                if (stillHeld(h))
+                    lostIds.insert(h.requestId);
+            }
             for (const HeldSlot &h : held) {
-                if (!m_held.contains(h.requestId))
-                    continue;
-                if (lostIds.contains(h.requestId))
-                    continue;
-                m_leaseUntilMs.insert(h.requestId, now + leaseMs);
+                if (stillHeld(h) && !lostIds.contains(h.requestId))
+                    m_leaseUntilMs.insert(h.requestId, now + leaseMs);
             }
             for (const QString &id : std::as_const(lostIds)) {
-                if (!m_held.contains(id))
-                    continue;
                 qCWarning(lcLedger).noquote() << id << "lost its owner slot (lease taken over)";
                 emit ownerLost(id);
             }

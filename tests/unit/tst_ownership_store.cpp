@@ -288,8 +288,9 @@ private slots:
     {
         QString error;
         OwnerSlotRepository repo(*m_db);
-        QVERIFY(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
-        QVERIFY(repo.releaseForFailover(m_a, QStringLiteral("req_1"), kNow + 1, &error));
+        const ClaimOutcome first = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QVERIFY(first.kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(repo.releaseForFailover(m_a, first.held, kNow + 1, &error));
         ClaimAttempt other = attempt(m_a, QStringLiteral("req_1"), 0, 0, kNow + 2);
         other.accountId = QStringLiteral("acc_2");
         QVERIFY(claim(other).kind == ClaimOutcome::Kind::Claimed);
@@ -301,14 +302,44 @@ private slots:
                  QStringLiteral("failover:0,settled:1"));
     }
 
+    // A claim goes ahead of queued writes (StoreWorker::submitUrgent), so a request's next claim can commit
+    // before the queued release of its previous one. That release frees the previous claim only: the next
+    // one stays held and its lease renews. Red when the release frees every open claim of the request.
+    void failoverReleaseLeavesTheRequestsNextClaimHeld()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        const ClaimOutcome first = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QVERIFY(first.kind == ClaimOutcome::Kind::Claimed);
+        const ClaimOutcome next = claim(attempt(m_a, QStringLiteral("req_1"), 1, 0, kNow + 1));
+        QVERIFY(next.kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY2(repo.releaseForFailover(m_a, first.held, kNow + 2, &error), qPrintable(error));
+        QVERIFY(scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots WHERE slot_index = 0")).isNull());
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots WHERE slot_index = 1")).toString(),
+                 QStringLiteral("rep_a"));
+        QCOMPARE(
+            scalar(*m_db, QStringLiteral("SELECT group_concat(slot_index || ':' || coalesce(release_kind, 'open')) "
+                                         "FROM (SELECT * FROM slot_claims ORDER BY slot_index)"))
+                .toString(),
+            QStringLiteral("0:failover,1:open"));
+        QList<HeldSlot> lost;
+        QVERIFY2(repo.renew(m_a, {next.held}, kNow + 3, kLease, &lost, &error), qPrintable(error));
+        QVERIFY(lost.isEmpty());
+        // Releasing the same claim again changes nothing.
+        QVERIFY2(repo.releaseForFailover(m_a, first.held, kNow + 4, &error), qPrintable(error));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots WHERE slot_index = 1")).toString(),
+                 QStringLiteral("rep_a"));
+    }
+
     // A request that gives up after a failover released its slot (no other account could take it) is still
     // settled exactly once, on its last claim.
     void givingUpAfterAFailoverReleaseStillSettlesOnce()
     {
         QString error;
         OwnerSlotRepository repo(*m_db);
-        QVERIFY(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
-        QVERIFY(repo.releaseForFailover(m_a, QStringLiteral("req_1"), kNow + 1, &error));
+        const ClaimOutcome first = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QVERIFY(first.kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(repo.releaseForFailover(m_a, first.held, kNow + 1, &error));
         auto s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + 2, &error);
         QVERIFY2(s, qPrintable(error));
         QVERIFY(s->hadClaim && !s->settledElsewhere);

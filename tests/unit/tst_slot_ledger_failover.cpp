@@ -1,0 +1,148 @@
+// The proxy thread's ledger over a real store thread and SQLite file, in the order the store really runs jobs:
+// a claim goes ahead of queued writes (StoreWorker::submitUrgent), so a request's next claim can commit before
+// the queued failover release of its previous claim. That release must free the previous claim only, and the
+// lease of the next one must keep renewing.
+//
+// This is what tst_egress_probe met under load: a request whose egress attempt failed released its slot and
+// claimed another of the same account while the store was busy; the release freed both claims, the next lease
+// renewal found the new slot free and the turn ended with owner_lost although no one had taken it over.
+#include "config/Config.h"
+#include "lib/StoreBlocking.h"
+#include "ownership/SlotLedger.h"
+#include "store/Database.h"
+#include "store/StoreWorker.h"
+#include "util/Clock.h"
+
+#include <QSemaphore>
+#include <QSignalSpy>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+#include <optional>
+
+using namespace sy;
+
+namespace {
+
+struct SlotRow
+{
+    QString owner;
+    QString request;
+    qint64 leaseExpiresMs = -1;
+};
+
+} // namespace
+
+class tst_SlotLedgerFailover : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    SystemClock m_clock;
+    StoreWorker m_store;
+    std::unique_ptr<SlotLedger> m_ledger;
+
+    SlotRow slotRow(int slot)
+    {
+        SlotRow row;
+        QString error;
+        const bool ok = m_store.runBlocking(
+            [&](Database &db, QString *) {
+                QSqlQuery q = db.query();
+                q.prepare(QStringLiteral("SELECT owner_replica, owner_request_id, lease_expires_ms FROM owner_slots "
+                                         "WHERE account_id = 'acc_1' AND slot_index = ?"));
+                q.addBindValue(slot);
+                if (q.exec() && q.next()) {
+                    row.owner = q.value(0).toString();
+                    row.request = q.value(1).toString();
+                    row.leaseExpiresMs = q.value(2).isNull() ? -1 : q.value(2).toLongLong();
+                }
+                return true;
+            },
+            &error, false);
+        if (!ok)
+            qWarning() << error;
+        return row;
+    }
+
+    SlotLedger::ClaimRequest request(const QString &requestId) const
+    {
+        SlotLedger::ClaimRequest r;
+        r.requestId = requestId;
+        r.accountId = QStringLiteral("acc_1");
+        r.slotTotal = 2;
+        r.route = QStringLiteral("/backend-api/codex/responses");
+        r.startedAtMs = m_clock.nowMs();
+        return r;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QString error;
+        QVERIFY2(m_store.start(m_dir.filePath(QStringLiteral("ledger.sqlite")), &error), qPrintable(error));
+        QVERIFY2(m_store.runBlocking(
+                     [](Database &db, QString *e) {
+                         return db.exec(
+                             QStringLiteral("INSERT INTO accounts (id, chatgpt_account_id, user_id, "
+                                            "created_at_ms, updated_at_ms) VALUES ('acc_1', 'ws', 'u1', 0, 0)"),
+                             e);
+                     },
+                     &error),
+                 qPrintable(error));
+        auto config = std::make_shared<Config>();
+        config->dataDir = m_dir.path();
+        config->leaseTtlS = 3;
+        config->leaseRenewS = 1;
+        m_ledger = std::make_unique<SlotLedger>(config, m_clock, &m_store);
+        std::optional<QString> started;
+        m_ledger->start([&started](const QString &e) { started = e; });
+        QTRY_VERIFY(started.has_value());
+        QVERIFY2(started->isEmpty(), qPrintable(*started));
+    }
+
+    void nextClaimOvertakingTheQueuedReleaseStaysHeld()
+    {
+        const QString id = QStringLiteral("req_overtaking");
+        std::optional<ClaimOutcome> first;
+        m_ledger->claim(request(id), [&first](const ClaimOutcome &o) { first = o; });
+        QTRY_VERIFY(first.has_value());
+        QVERIFY(first->kind == ClaimOutcome::Kind::Claimed);
+        QCOMPARE(first->held.slot, 0);
+
+        // The store thread is busy: the release queues, the next claim (urgent) goes ahead of it.
+        QSemaphore gate, entered;
+        sy::test::blockStoreThread(m_store, gate, entered);
+        QSignalSpy freed(m_ledger.get(), &SlotLedger::slotFreed);
+        QSignalSpy lost(m_ledger.get(), &SlotLedger::ownerLost);
+        m_ledger->releaseForFailover(id);
+        std::optional<ClaimOutcome> next;
+        m_ledger->claim(request(id), [&next](const ClaimOutcome &o) { next = o; });
+        gate.release();
+        QTRY_VERIFY(next.has_value());
+        QVERIFY(next->kind == ClaimOutcome::Kind::Claimed);
+        QCOMPARE(next->held.slot, 1); // slot 0 still looked held: its release had not run
+        QTRY_VERIFY(freed.count() >= 1);
+
+        QCOMPARE(slotRow(0).owner, QString());
+        const SlotRow held = slotRow(1);
+        QCOMPARE(held.owner, m_ledger->identity().replicaId);
+        QCOMPARE(held.request, id);
+        QVERIFY(m_ledger->holds(id) && m_ledger->leaseCurrent(id));
+
+        // The next renewals (every second) extend that lease and find nothing lost.
+        QTRY_VERIFY_WITH_TIMEOUT(slotRow(1).leaseExpiresMs > held.leaseExpiresMs, 5000);
+        QCOMPARE(lost.count(), 0);
+        QVERIFY(m_ledger->holds(id) && m_ledger->leaseCurrent(id));
+    }
+
+    void cleanupTestCase()
+    {
+        m_ledger.reset();
+        m_store.stop();
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_SlotLedgerFailover)
+#include "tst_slot_ledger_failover.moc"
