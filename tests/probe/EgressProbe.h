@@ -21,7 +21,8 @@ QString reasonFor(const QString &outcome);
 
 // Per request: recorded proxy == carrying proxy (fake proxies' records), carrying account (fake upstream),
 // pool membership and fail-closed bindings, outcomes against proxy modes, round_robin / ordered walks,
-// per-request egress budget and attempts, verdict and blocked_by.
+// per-request egress budget and attempts, verdict and blocked_by. An egress run has one replica, so an attempt
+// that ended owner_lost is a mismatch of its own.
 void checkRequests(const Inputs &in, Verdict *v);
 // The health command's output against the probe's own view: a non-empty criteria table covering the
 // configuration, every pool, every account, the recent requests and the aggregates; each pool's health

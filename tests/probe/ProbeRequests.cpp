@@ -71,6 +71,12 @@ public:
         for (int i = 0; i < r.attempts.size(); ++i) {
             const Attempt &a = r.attempts.at(i);
             ++m_v->attemptsChecked;
+            // An egress run has one replica: no one else can take over a slot whose lease it renews.
+            const bool ownerLost = a.outcome == QLatin1String("owner_lost");
+            if (ownerLost)
+                mismatch(r.id, QStringLiteral("attempt %1 ended owner_lost: expected none (one replica renews its "
+                                              "own leases; nothing else can take its slot over)")
+                                   .arg(i));
             const QString pool = poolOf(m_in, a.accountId);
             const PoolConf *conf = m_in.config.pool(pool);
             // Fail closed: a bound account never goes direct, and only through its own pool's proxies.
@@ -100,9 +106,16 @@ public:
                                        .arg(pool));
                 m_walks[pool].append(a.proxy);
             }
+            // Whether an owner_lost attempt went through shows in its proxy's record (or, direct, at the upstream).
+            const bool lostAfterSending =
+                ownerLost && (a.proxy.isEmpty() ? upstream.size() > reachedIndex
+                                                : std::any_of(carriers.cbegin(), carriers.cend(),
+                                                              [&](const Carrier &c) { return c.proxy == a.proxy; }));
             checkOutcome(r, i, a, conf, &spentPerPool, &carriers);
+            if (lostAfterSending)
+                ++reachedIndex;
             // What reached the upstream must be there, on the recorded account, in order.
-            if (!neverReachedUpstream(a.outcome) && a.outcome != QLatin1String("cancelled")) {
+            if (!neverReachedUpstream(a.outcome) && a.outcome != QLatin1String("cancelled") && !ownerLost) {
                 if (m_in.haveUpstream) {
                     if (reachedIndex >= upstream.size())
                         mismatch(r.id, QStringLiteral("attempt %1 (%2): expected the upstream to have received it")
@@ -120,7 +133,7 @@ public:
                 }
                 ++reachedIndex;
             }
-            if (a.outcome != QLatin1String("completed") && a.outcome != QLatin1String("cancelled"))
+            if (a.outcome != QLatin1String("completed") && a.outcome != QLatin1String("cancelled") && !ownerLost)
                 required.insert(reasonFor(a.outcome));
         }
         // Recorded == carrying: every tunnel that carried this request must be explained by an attempt.
@@ -168,6 +181,14 @@ public:
                                    .arg(poolSpent + delay)
                                    .arg(budget));
             poolSpent = budget;
+        }
+        if (a.outcome == QLatin1String("owner_lost")) {
+            // Already a mismatch of its own; it may have ended before or after its request went through.
+            const auto it =
+                std::find_if(carriers->begin(), carriers->end(), [&](const Carrier &c) { return c.proxy == a.proxy; });
+            if (it != carriers->end())
+                carriers->erase(it);
+            return;
         }
         if (!reached)
             return;
