@@ -1371,7 +1371,7 @@
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="96"/>
-        <location filename="../ui/tray/TrayController.cpp" line="199"/>
+        <location filename="../ui/tray/TrayController.cpp" line="205"/>
         <source>Pause proxy</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1406,112 +1406,132 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="126"/>
-        <source>Tray number</source>
+        <location filename="../ui/tray/TrayController.cpp" line="125"/>
+        <source>Write OpenCode config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="129"/>
-        <source>None</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../ui/tray/TrayController.cpp" line="130"/>
-        <source>5 h remaining</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../ui/tray/TrayController.cpp" line="131"/>
-        <source>Weekly remaining</source>
+        <location filename="../ui/tray/TrayController.cpp" line="128"/>
+        <source>Undo OpenCode config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="132"/>
+        <source>Tray number</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="135"/>
+        <source>None</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="136"/>
+        <source>5 h remaining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="137"/>
+        <source>Weekly remaining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="138"/>
         <source>Lowest remaining</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="133"/>
+        <location filename="../ui/tray/TrayController.cpp" line="139"/>
         <source>Pinned account</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="145"/>
+        <location filename="../ui/tray/TrayController.cpp" line="151"/>
         <source>Quit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="199"/>
+        <location filename="../ui/tray/TrayController.cpp" line="205"/>
         <source>Resume proxy</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="245"/>
+        <location filename="../ui/tray/TrayController.cpp" line="251"/>
         <source>Switchyard — %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="252"/>
+        <location filename="../ui/tray/TrayController.cpp" line="258"/>
         <source>%1%2: 5 h %3 used, weekly %4 used</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="253"/>
+        <location filename="../ui/tray/TrayController.cpp" line="259"/>
         <source> (pinned)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="288"/>
+        <location filename="../ui/tray/TrayController.cpp" line="290"/>
+        <source> (set SWITCHYARD_API_KEY for Codex)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="297"/>
+        <source>OpenCode config</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="307"/>
         <source>%1 already uses Switchyard.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="289"/>
+        <location filename="../ui/tray/TrayController.cpp" line="308"/>
         <source>%1 has no Switchyard settings.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="291"/>
-        <source>%1 now uses Switchyard (set SWITCHYARD_API_KEY for Codex). The previous file is in %2.</source>
+        <location filename="../ui/tray/TrayController.cpp" line="310"/>
+        <source>%1 now uses Switchyard%2. The previous file is in %3.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="292"/>
+        <location filename="../ui/tray/TrayController.cpp" line="311"/>
         <source>(none: the file is new)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="294"/>
+        <location filename="../ui/tray/TrayController.cpp" line="313"/>
         <source>Switchyard was taken out of %1.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="296"/>
+        <location filename="../ui/tray/TrayController.cpp" line="290"/>
         <source>Codex CLI config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="248"/>
+        <location filename="../ui/tray/TrayController.cpp" line="254"/>
         <source>Store unavailable: %1 — new requests are refused until it is writable again</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="256"/>
+        <location filename="../ui/tray/TrayController.cpp" line="262"/>
         <source>No account yet: add one from this menu.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="263"/>
+        <location filename="../ui/tray/TrayController.cpp" line="269"/>
         <source>%1 — %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="276"/>
+        <location filename="../ui/tray/TrayController.cpp" line="282"/>
         <source>Copied</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="276"/>
+        <location filename="../ui/tray/TrayController.cpp" line="282"/>
         <source>The %1 configuration is on the clipboard.</source>
         <translation type="unfinished"></translation>
     </message>

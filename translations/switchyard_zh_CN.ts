@@ -1369,7 +1369,7 @@
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="96"/>
-        <location filename="../ui/tray/TrayController.cpp" line="199"/>
+        <location filename="../ui/tray/TrayController.cpp" line="205"/>
         <source>Pause proxy</source>
         <translation>暂停代理</translation>
     </message>
@@ -1404,112 +1404,132 @@
         <translation>撤销 Codex CLI 配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="126"/>
+        <location filename="../ui/tray/TrayController.cpp" line="125"/>
+        <source>Write OpenCode config</source>
+        <translation>写入 OpenCode 配置</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="128"/>
+        <source>Undo OpenCode config</source>
+        <translation>撤销 OpenCode 配置</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="132"/>
         <source>Tray number</source>
         <translation>托盘数字</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="129"/>
+        <location filename="../ui/tray/TrayController.cpp" line="135"/>
         <source>None</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="130"/>
+        <location filename="../ui/tray/TrayController.cpp" line="136"/>
         <source>5 h remaining</source>
         <translation>5 小时剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="131"/>
+        <location filename="../ui/tray/TrayController.cpp" line="137"/>
         <source>Weekly remaining</source>
         <translation>每周剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="132"/>
+        <location filename="../ui/tray/TrayController.cpp" line="138"/>
         <source>Lowest remaining</source>
         <translation>最低剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="133"/>
+        <location filename="../ui/tray/TrayController.cpp" line="139"/>
         <source>Pinned account</source>
         <translation>固定账户</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="145"/>
+        <location filename="../ui/tray/TrayController.cpp" line="151"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="199"/>
+        <location filename="../ui/tray/TrayController.cpp" line="205"/>
         <source>Resume proxy</source>
         <translation>恢复代理</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="245"/>
+        <location filename="../ui/tray/TrayController.cpp" line="251"/>
         <source>Switchyard — %1</source>
         <translation>Switchyard — %1</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="252"/>
+        <location filename="../ui/tray/TrayController.cpp" line="258"/>
         <source>%1%2: 5 h %3 used, weekly %4 used</source>
         <translation>%1%2：5 小时已用 %3，每周已用 %4</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="253"/>
+        <location filename="../ui/tray/TrayController.cpp" line="259"/>
         <source> (pinned)</source>
         <translation>（已固定）</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="288"/>
+        <location filename="../ui/tray/TrayController.cpp" line="290"/>
+        <source> (set SWITCHYARD_API_KEY for Codex)</source>
+        <translation>（请为 Codex 设置 SWITCHYARD_API_KEY）</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="297"/>
+        <source>OpenCode config</source>
+        <translation>OpenCode 配置</translation>
+    </message>
+    <message>
+        <location filename="../ui/tray/TrayController.cpp" line="307"/>
         <source>%1 already uses Switchyard.</source>
         <translation>%1 已在使用 Switchyard。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="289"/>
+        <location filename="../ui/tray/TrayController.cpp" line="308"/>
         <source>%1 has no Switchyard settings.</source>
         <translation>%1 中没有 Switchyard 的设置。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="291"/>
-        <source>%1 now uses Switchyard (set SWITCHYARD_API_KEY for Codex). The previous file is in %2.</source>
-        <translation>%1 现已使用 Switchyard（请为 Codex 设置 SWITCHYARD_API_KEY）。原文件保存在 %2。</translation>
+        <location filename="../ui/tray/TrayController.cpp" line="310"/>
+        <source>%1 now uses Switchyard%2. The previous file is in %3.</source>
+        <translation>%1 现已使用 Switchyard%2。原文件保存在 %3。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="292"/>
+        <location filename="../ui/tray/TrayController.cpp" line="311"/>
         <source>(none: the file is new)</source>
         <translation>（无：该文件是新建的）</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="294"/>
+        <location filename="../ui/tray/TrayController.cpp" line="313"/>
         <source>Switchyard was taken out of %1.</source>
         <translation>已从 %1 中移除 Switchyard。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="296"/>
+        <location filename="../ui/tray/TrayController.cpp" line="290"/>
         <source>Codex CLI config</source>
         <translation>Codex CLI 配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="248"/>
+        <location filename="../ui/tray/TrayController.cpp" line="254"/>
         <source>Store unavailable: %1 — new requests are refused until it is writable again</source>
         <translation>存储不可用：%1 — 在恢复可写之前将拒绝新请求</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="256"/>
+        <location filename="../ui/tray/TrayController.cpp" line="262"/>
         <source>No account yet: add one from this menu.</source>
         <translation>还没有账户：请从此菜单添加。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="263"/>
+        <location filename="../ui/tray/TrayController.cpp" line="269"/>
         <source>%1 — %2</source>
         <translation>%1 — %2</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="276"/>
+        <location filename="../ui/tray/TrayController.cpp" line="282"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="276"/>
+        <location filename="../ui/tray/TrayController.cpp" line="282"/>
         <source>The %1 configuration is on the clipboard.</source>
         <translation>%1 配置已复制到剪贴板。</translation>
     </message>

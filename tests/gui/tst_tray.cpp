@@ -15,6 +15,8 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMenu>
 #include <QSignalSpy>
 #include <QSystemTrayIcon>
@@ -264,7 +266,7 @@ private slots:
             f.write("# mine\nmodel = \"o3\"\n");
         }
         tray.setCodexConfigPath(codexConfig);
-        QSignalSpy edited(&tray, &TrayController::codexConfigEdited);
+        QSignalSpy edited(&tray, &TrayController::clientConfigEdited);
         tray.menu()->findChild<QAction *>(QStringLiteral("writeCodexConfig"))->trigger();
         QCOMPARE(edited.size(), 1);
         QVERIFY2(edited.first().at(0).toBool(), qPrintable(edited.first().at(1).toString()));
@@ -280,6 +282,46 @@ private slots:
         QFile undone(codexConfig);
         QVERIFY(undone.open(QIODevice::ReadOnly));
         QCOMPARE(undone.readAll(), QByteArray("# mine\nmodel = \"o3\"\n"));
+
+        // The same for OpenCode's opencode.json: our provider goes in beside the user's, and out again.
+        const QString openCodeConfig = codexHome.filePath(QStringLiteral("opencode.json"));
+        const QByteArray mine = "{\n  \"theme\": \"dark\"\n}\n";
+        {
+            QFile f(openCodeConfig);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(mine);
+        }
+        tray.setOpenCodeConfigPath(openCodeConfig);
+        tray.menu()->findChild<QAction *>(QStringLiteral("writeOpenCodeConfig"))->trigger();
+        QCOMPARE(edited.size(), 3);
+        QVERIFY2(edited.last().at(0).toBool(), qPrintable(edited.last().at(1).toString()));
+        QCOMPARE(edited.last().at(2).toString(), openCodeConfig);
+        {
+            QFile f(openCodeConfig);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+            QCOMPARE(json.value(QLatin1String("theme")).toString(), QStringLiteral("dark"));
+            const QJsonObject provider =
+                json.value(QLatin1String("provider")).toObject().value(QLatin1String("switchyard")).toObject();
+            QCOMPARE(provider.value(QLatin1String("options")).toObject().value(QLatin1String("baseURL")).toString(),
+                     QStringLiteral("http://127.0.0.1:2455/v1"));
+        }
+        tray.menu()->findChild<QAction *>(QStringLiteral("writeOpenCodeConfig"))->trigger();
+        QCOMPARE(edited.size(), 4);
+        QVERIFY2(edited.last().at(1).toString().contains(QLatin1String("already uses Switchyard")),
+                 qPrintable(edited.last().at(1).toString()));
+        tray.menu()->findChild<QAction *>(QStringLiteral("undoOpenCodeConfig"))->trigger();
+        QCOMPARE(edited.size(), 5);
+        QVERIFY(edited.last().at(0).toBool());
+        {
+            QFile f(openCodeConfig);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            // The user's keys stay; ours go (the "$schema" a write adds is OpenCode's own and stays).
+            QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+            QVERIFY(!json.contains(QLatin1String("provider")));
+            json.remove(QStringLiteral("$schema"));
+            QCOMPARE(json, QJsonDocument::fromJson(mine).object());
+        }
 
         // Another process limits an account: a failover notification; the entry says so.
         store.setStatus(home, QStringLiteral("rate_limited"));

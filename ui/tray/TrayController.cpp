@@ -54,8 +54,8 @@ QString accountLine(const AccountView &a, qint64 nowMs)
 } // namespace
 
 TrayController::TrayController(StoreClient *store, StatusPoller *status, QObject *parent)
-    : QObject(parent), m_store(store), m_status(status),
-      m_codexConfigPath(codexConfigPath(processEnvironment())),
+    : QObject(parent), m_store(store), m_status(status), m_codexConfigPath(codexConfigPath(processEnvironment())),
+      m_openCodeConfigPath(openCodeConfigPath(processEnvironment())),
       m_probe([] { return QSystemTrayIcon::isSystemTrayAvailable(); })
 {
     m_hostTimer.setInterval(3000);
@@ -122,6 +122,12 @@ void TrayController::buildMenu()
     QAction *undoCodex = m_menu->addAction(tr("Undo Codex CLI config"));
     undoCodex->setObjectName(QStringLiteral("undoCodexConfig"));
     connect(undoCodex, &QAction::triggered, this, [this] { editCodexConfig(false); });
+    QAction *writeOpenCode = m_menu->addAction(tr("Write OpenCode config"));
+    writeOpenCode->setObjectName(QStringLiteral("writeOpenCodeConfig"));
+    connect(writeOpenCode, &QAction::triggered, this, [this] { editOpenCodeConfig(true); });
+    QAction *undoOpenCode = m_menu->addAction(tr("Undo OpenCode config"));
+    undoOpenCode->setObjectName(QStringLiteral("undoOpenCodeConfig"));
+    connect(undoOpenCode, &QAction::triggered, this, [this] { editOpenCodeConfig(false); });
 
     QMenu *numbers = m_menu->addMenu(tr("Tray number"));
     m_numberGroup = new QActionGroup(this);
@@ -281,6 +287,19 @@ void TrayController::editCodexConfig(bool write)
 {
     const ClientConfigEdit e =
         write ? writeCodexConfig(m_codexConfigPath, m_baseUrl) : undoCodexConfig(m_codexConfigPath);
+    reportConfigEdit(e, write, tr("Codex CLI config"), tr(" (set SWITCHYARD_API_KEY for Codex)"));
+}
+
+void TrayController::editOpenCodeConfig(bool write)
+{
+    const ClientConfigEdit e =
+        write ? writeOpenCodeConfig(m_openCodeConfigPath, m_baseUrl) : undoOpenCodeConfig(m_openCodeConfigPath);
+    reportConfigEdit(e, write, tr("OpenCode config"), QString());
+}
+
+void TrayController::reportConfigEdit(const ClientConfigEdit &e, bool write, const QString &title,
+                                      const QString &writeHint)
+{
     QString message;
     if (!e.ok)
         message = e.error;
@@ -288,14 +307,13 @@ void TrayController::editCodexConfig(bool write)
         message = write ? tr("%1 already uses Switchyard.").arg(e.path)
                         : tr("%1 has no Switchyard settings.").arg(e.path);
     else if (write)
-        message = tr("%1 now uses Switchyard (set SWITCHYARD_API_KEY for Codex). The previous file is in %2.")
-                      .arg(e.path, e.backupPath.isEmpty() ? tr("(none: the file is new)") : e.backupPath);
+        message = tr("%1 now uses Switchyard%2. The previous file is in %3.")
+                      .arg(e.path, writeHint, e.backupPath.isEmpty() ? tr("(none: the file is new)") : e.backupPath);
     else
         message = tr("Switchyard was taken out of %1.").arg(e.path);
     if (m_tray && m_tray->isVisible())
-        m_tray->showMessage(tr("Codex CLI config"), message,
-                            e.ok ? QSystemTrayIcon::Information : QSystemTrayIcon::Warning, 8000);
-    emit codexConfigEdited(e.ok, message);
+        m_tray->showMessage(title, message, e.ok ? QSystemTrayIcon::Information : QSystemTrayIcon::Warning, 8000);
+    emit clientConfigEdited(e.ok, message, e.path);
 }
 
 void TrayController::notify(const Notice &notice)

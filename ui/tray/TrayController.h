@@ -14,6 +14,10 @@ class QActionGroup;
 class QMenu;
 class QSystemTrayIcon;
 
+namespace sy {
+struct ClientConfigEdit;
+}
+
 namespace sy::ui {
 
 class StatusPoller;
@@ -35,6 +39,8 @@ public:
     void setBaseUrl(const QString &baseUrl) { m_baseUrl = baseUrl; }
     // The file "Write Codex CLI config" edits (default ~/.codex/config.toml, or $CODEX_HOME/config.toml).
     void setCodexConfigPath(const QString &path) { m_codexConfigPath = path; }
+    // The file "Write OpenCode config" edits (default $XDG_CONFIG_HOME/opencode/opencode.json).
+    void setOpenCodeConfigPath(const QString &path) { m_openCodeConfigPath = path; }
     // Replaces QSystemTrayIcon::isSystemTrayAvailable (tests).
     void setTrayProbe(std::function<bool()> probe) { m_probe = std::move(probe); }
     void setHostPollIntervalMs(int ms) { m_hostTimer.setInterval(ms); }
@@ -58,8 +64,9 @@ signals:
     // false: no tray host (show the dashboard instead); true: the icon is docked.
     void trayAvailableChanged(bool available);
     void notified(const sy::ui::Notice &notice);
-    // After "Write/Undo Codex CLI config": whether it worked and what to tell the user.
-    void codexConfigEdited(bool ok, const QString &message);
+    // After "Write/Undo Codex CLI config" or "... OpenCode config": whether it worked, what to tell the user
+    // and the file it was about.
+    void clientConfigEdited(bool ok, const QString &message, const QString &path);
 
 private:
     void buildMenu();
@@ -69,12 +76,15 @@ private:
     void checkHost();
     void copyText(const QString &text, const QString &what);
     void editCodexConfig(bool write);
+    void editOpenCodeConfig(bool write);
+    void reportConfigEdit(const ClientConfigEdit &edit, bool write, const QString &title, const QString &writeHint);
     void notify(const Notice &notice);
 
     StoreClient *m_store;
     StatusPoller *m_status;
     QString m_baseUrl;
     QString m_codexConfigPath;
+    QString m_openCodeConfigPath;
     std::function<bool()> m_probe;
     QTimer m_hostTimer;
     QSystemTrayIcon *m_tray = nullptr;
