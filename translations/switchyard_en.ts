@@ -1371,7 +1371,7 @@
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="96"/>
-        <location filename="../ui/tray/TrayController.cpp" line="205"/>
+        <location filename="../ui/tray/TrayController.cpp" line="202"/>
         <source>Pause proxy</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1396,142 +1396,142 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="119"/>
+        <location filename="../ui/tray/TrayController.cpp" line="124"/>
         <source>Write Codex CLI config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="122"/>
+        <location filename="../ui/tray/TrayController.cpp" line="125"/>
         <source>Undo Codex CLI config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="125"/>
+        <location filename="../ui/tray/TrayController.cpp" line="126"/>
         <source>Write OpenCode config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="128"/>
+        <location filename="../ui/tray/TrayController.cpp" line="127"/>
         <source>Undo OpenCode config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="132"/>
+        <location filename="../ui/tray/TrayController.cpp" line="129"/>
         <source>Tray number</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="135"/>
+        <location filename="../ui/tray/TrayController.cpp" line="132"/>
         <source>None</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="136"/>
+        <location filename="../ui/tray/TrayController.cpp" line="133"/>
         <source>5 h remaining</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="137"/>
+        <location filename="../ui/tray/TrayController.cpp" line="134"/>
         <source>Weekly remaining</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="138"/>
+        <location filename="../ui/tray/TrayController.cpp" line="135"/>
         <source>Lowest remaining</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="139"/>
+        <location filename="../ui/tray/TrayController.cpp" line="136"/>
         <source>Pinned account</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="151"/>
+        <location filename="../ui/tray/TrayController.cpp" line="148"/>
         <source>Quit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="205"/>
+        <location filename="../ui/tray/TrayController.cpp" line="202"/>
         <source>Resume proxy</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="251"/>
+        <location filename="../ui/tray/TrayController.cpp" line="248"/>
         <source>Switchyard — %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="258"/>
+        <location filename="../ui/tray/TrayController.cpp" line="255"/>
         <source>%1%2: 5 h %3 used, weekly %4 used</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="259"/>
+        <location filename="../ui/tray/TrayController.cpp" line="256"/>
         <source> (pinned)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="290"/>
+        <location filename="../ui/tray/TrayController.cpp" line="287"/>
         <source> (set SWITCHYARD_API_KEY for Codex)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="297"/>
+        <location filename="../ui/tray/TrayController.cpp" line="294"/>
         <source>OpenCode config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="307"/>
+        <location filename="../ui/tray/TrayController.cpp" line="305"/>
         <source>%1 already uses Switchyard.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="308"/>
+        <location filename="../ui/tray/TrayController.cpp" line="305"/>
         <source>%1 has no Switchyard settings.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="310"/>
+        <location filename="../ui/tray/TrayController.cpp" line="307"/>
         <source>%1 now uses Switchyard%2. The previous file is in %3.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="311"/>
+        <location filename="../ui/tray/TrayController.cpp" line="308"/>
         <source>(none: the file is new)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="313"/>
+        <location filename="../ui/tray/TrayController.cpp" line="310"/>
         <source>Switchyard was taken out of %1.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="290"/>
+        <location filename="../ui/tray/TrayController.cpp" line="287"/>
         <source>Codex CLI config</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="254"/>
+        <location filename="../ui/tray/TrayController.cpp" line="251"/>
         <source>Store unavailable: %1 — new requests are refused until it is writable again</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="262"/>
+        <location filename="../ui/tray/TrayController.cpp" line="259"/>
         <source>No account yet: add one from this menu.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="269"/>
+        <location filename="../ui/tray/TrayController.cpp" line="266"/>
         <source>%1 — %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="282"/>
+        <location filename="../ui/tray/TrayController.cpp" line="279"/>
         <source>Copied</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="282"/>
+        <location filename="../ui/tray/TrayController.cpp" line="279"/>
         <source>The %1 configuration is on the clipboard.</source>
         <translation type="unfinished"></translation>
     </message>

@@ -1369,7 +1369,7 @@
     </message>
     <message>
         <location filename="../ui/tray/TrayController.cpp" line="96"/>
-        <location filename="../ui/tray/TrayController.cpp" line="205"/>
+        <location filename="../ui/tray/TrayController.cpp" line="202"/>
         <source>Pause proxy</source>
         <translation>暂停代理</translation>
     </message>
@@ -1394,142 +1394,142 @@
         <translation>复制客户端配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="119"/>
+        <location filename="../ui/tray/TrayController.cpp" line="124"/>
         <source>Write Codex CLI config</source>
         <translation>写入 Codex CLI 配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="122"/>
+        <location filename="../ui/tray/TrayController.cpp" line="125"/>
         <source>Undo Codex CLI config</source>
         <translation>撤销 Codex CLI 配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="125"/>
+        <location filename="../ui/tray/TrayController.cpp" line="126"/>
         <source>Write OpenCode config</source>
         <translation>写入 OpenCode 配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="128"/>
+        <location filename="../ui/tray/TrayController.cpp" line="127"/>
         <source>Undo OpenCode config</source>
         <translation>撤销 OpenCode 配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="132"/>
+        <location filename="../ui/tray/TrayController.cpp" line="129"/>
         <source>Tray number</source>
         <translation>托盘数字</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="135"/>
+        <location filename="../ui/tray/TrayController.cpp" line="132"/>
         <source>None</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="136"/>
+        <location filename="../ui/tray/TrayController.cpp" line="133"/>
         <source>5 h remaining</source>
         <translation>5 小时剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="137"/>
+        <location filename="../ui/tray/TrayController.cpp" line="134"/>
         <source>Weekly remaining</source>
         <translation>每周剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="138"/>
+        <location filename="../ui/tray/TrayController.cpp" line="135"/>
         <source>Lowest remaining</source>
         <translation>最低剩余</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="139"/>
+        <location filename="../ui/tray/TrayController.cpp" line="136"/>
         <source>Pinned account</source>
         <translation>固定账户</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="151"/>
+        <location filename="../ui/tray/TrayController.cpp" line="148"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="205"/>
+        <location filename="../ui/tray/TrayController.cpp" line="202"/>
         <source>Resume proxy</source>
         <translation>恢复代理</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="251"/>
+        <location filename="../ui/tray/TrayController.cpp" line="248"/>
         <source>Switchyard — %1</source>
         <translation>Switchyard — %1</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="258"/>
+        <location filename="../ui/tray/TrayController.cpp" line="255"/>
         <source>%1%2: 5 h %3 used, weekly %4 used</source>
         <translation>%1%2：5 小时已用 %3，每周已用 %4</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="259"/>
+        <location filename="../ui/tray/TrayController.cpp" line="256"/>
         <source> (pinned)</source>
         <translation>（已固定）</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="290"/>
+        <location filename="../ui/tray/TrayController.cpp" line="287"/>
         <source> (set SWITCHYARD_API_KEY for Codex)</source>
         <translation>（请为 Codex 设置 SWITCHYARD_API_KEY）</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="297"/>
+        <location filename="../ui/tray/TrayController.cpp" line="294"/>
         <source>OpenCode config</source>
         <translation>OpenCode 配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="307"/>
+        <location filename="../ui/tray/TrayController.cpp" line="305"/>
         <source>%1 already uses Switchyard.</source>
         <translation>%1 已在使用 Switchyard。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="308"/>
+        <location filename="../ui/tray/TrayController.cpp" line="305"/>
         <source>%1 has no Switchyard settings.</source>
         <translation>%1 中没有 Switchyard 的设置。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="310"/>
+        <location filename="../ui/tray/TrayController.cpp" line="307"/>
         <source>%1 now uses Switchyard%2. The previous file is in %3.</source>
         <translation>%1 现已使用 Switchyard%2。原文件保存在 %3。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="311"/>
+        <location filename="../ui/tray/TrayController.cpp" line="308"/>
         <source>(none: the file is new)</source>
         <translation>（无：该文件是新建的）</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="313"/>
+        <location filename="../ui/tray/TrayController.cpp" line="310"/>
         <source>Switchyard was taken out of %1.</source>
         <translation>已从 %1 中移除 Switchyard。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="290"/>
+        <location filename="../ui/tray/TrayController.cpp" line="287"/>
         <source>Codex CLI config</source>
         <translation>Codex CLI 配置</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="254"/>
+        <location filename="../ui/tray/TrayController.cpp" line="251"/>
         <source>Store unavailable: %1 — new requests are refused until it is writable again</source>
         <translation>存储不可用：%1 — 在恢复可写之前将拒绝新请求</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="262"/>
+        <location filename="../ui/tray/TrayController.cpp" line="259"/>
         <source>No account yet: add one from this menu.</source>
         <translation>还没有账户：请从此菜单添加。</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="269"/>
+        <location filename="../ui/tray/TrayController.cpp" line="266"/>
         <source>%1 — %2</source>
         <translation>%1 — %2</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="282"/>
+        <location filename="../ui/tray/TrayController.cpp" line="279"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
     <message>
-        <location filename="../ui/tray/TrayController.cpp" line="282"/>
+        <location filename="../ui/tray/TrayController.cpp" line="279"/>
         <source>The %1 configuration is on the clipboard.</source>
         <translation>%1 配置已复制到剪贴板。</translation>
     </message>

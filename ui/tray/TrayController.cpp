@@ -116,18 +116,15 @@ void TrayController::buildMenu()
     opencode->setObjectName(QStringLiteral("copyOpenCode"));
     connect(opencode, &QAction::triggered, this,
             [this] { copyText(openCodeClientConfig(m_baseUrl), QStringLiteral("OpenCode")); });
-    QAction *writeCodex = m_menu->addAction(tr("Write Codex CLI config"));
-    writeCodex->setObjectName(QStringLiteral("writeCodexConfig"));
-    connect(writeCodex, &QAction::triggered, this, [this] { editCodexConfig(true); });
-    QAction *undoCodex = m_menu->addAction(tr("Undo Codex CLI config"));
-    undoCodex->setObjectName(QStringLiteral("undoCodexConfig"));
-    connect(undoCodex, &QAction::triggered, this, [this] { editCodexConfig(false); });
-    QAction *writeOpenCode = m_menu->addAction(tr("Write OpenCode config"));
-    writeOpenCode->setObjectName(QStringLiteral("writeOpenCodeConfig"));
-    connect(writeOpenCode, &QAction::triggered, this, [this] { editOpenCodeConfig(true); });
-    QAction *undoOpenCode = m_menu->addAction(tr("Undo OpenCode config"));
-    undoOpenCode->setObjectName(QStringLiteral("undoOpenCodeConfig"));
-    connect(undoOpenCode, &QAction::triggered, this, [this] { editOpenCodeConfig(false); });
+    const auto addEdit = [this](const QString &text, const char *name, void (TrayController::*edit)(bool), bool write) {
+        QAction *a = m_menu->addAction(text);
+        a->setObjectName(QLatin1String(name));
+        connect(a, &QAction::triggered, this, [this, edit, write] { (this->*edit)(write); });
+    };
+    addEdit(tr("Write Codex CLI config"), "writeCodexConfig", &TrayController::editCodexConfig, true);
+    addEdit(tr("Undo Codex CLI config"), "undoCodexConfig", &TrayController::editCodexConfig, false);
+    addEdit(tr("Write OpenCode config"), "writeOpenCodeConfig", &TrayController::editOpenCodeConfig, true);
+    addEdit(tr("Undo OpenCode config"), "undoOpenCodeConfig", &TrayController::editOpenCodeConfig, false);
 
     QMenu *numbers = m_menu->addMenu(tr("Tray number"));
     m_numberGroup = new QActionGroup(this);
@@ -304,8 +301,8 @@ void TrayController::reportConfigEdit(const ClientConfigEdit &e, bool write, con
     if (!e.ok)
         message = e.error;
     else if (!e.changed)
-        message = write ? tr("%1 already uses Switchyard.").arg(e.path)
-                        : tr("%1 has no Switchyard settings.").arg(e.path);
+        message =
+            write ? tr("%1 already uses Switchyard.").arg(e.path) : tr("%1 has no Switchyard settings.").arg(e.path);
     else if (write)
         message = tr("%1 now uses Switchyard%2. The previous file is in %3.")
                       .arg(e.path, writeHint, e.backupPath.isEmpty() ? tr("(none: the file is new)") : e.backupPath);
