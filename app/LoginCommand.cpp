@@ -5,6 +5,7 @@
 #include "accounts/SecretStore.h"
 #include "accounts/SecretStoreFactory.h"
 #include "store/AccountRepository.h"
+#include "upstream/egress/EgressSelector.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
@@ -85,6 +86,16 @@ int loginAccount(Database &db, const Config &config, const CommandLine &cl)
     const SecretOutcome probe = secrets->readTokensBlocking(QStringLiteral("login-probe"), &ignored);
     if (!probe.ok && probe.error != SecretError::NotFound)
         return fail(QStringLiteral("cannot log in: tokens cannot be stored (%1)").arg(probe.errorText));
+
+    // The code exchange is the new account's first call to the issuer: it leaves the machine the way the
+    // account's refreshes will, through the egress pool of --alias (or the default pool), and never directly
+    // when that pool cannot carry it. (The browser's own visit is the browser's business.)
+    options.egress = resolveLoginRoute(config, secrets.get(), alias);
+    options.egressHopTimeoutMs = qMax(1, config.budgets.connectS) * 1000;
+    if (!options.egress.allowed())
+        return fail(QStringLiteral("cannot log in: ") + loginRouteRefusal(options.egress));
+    if (options.egress.kind == EgressRoute::Kind::Proxies)
+        out(QStringLiteral("The code exchange goes through egress pool \"%1\".").arg(options.egress.pool));
 
     OAuthLogin login(options);
     login.setBrowserOpener([&login](const QUrl &url) {

@@ -203,26 +203,69 @@ void OAuthLogin::exchange(const QString &code, HttpResponse *response)
 {
     m_exchanging = true;
     m_pending = response;
+    m_exchangeForm = oauth::authorizationCodeForm(m_options.clientId, code, m_verifier, m_redirectUri);
+    post(0);
+}
+
+void OAuthLogin::post(int hop)
+{
+    const bool viaProxy = m_options.egress.kind == EgressRoute::Kind::Proxies;
     if (!m_network)
         m_network = new QNetworkAccessManager(this);
+    if (viaProxy)
+        m_network->setProxy(tunnelOnly(m_options.egress.hops.at(hop).proxy));
     QNetworkRequest request(oauth::endpointUrl(m_options.issuer, QStringLiteral("/oauth/token")));
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/x-www-form-urlencoded"));
     request.setRawHeader(QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json"));
     request.setTransferTimeout(m_options.tokenTimeoutMs);
-    m_reply =
-        m_network->post(request, oauth::authorizationCodeForm(m_options.clientId, code, m_verifier, m_redirectUri));
-    connect(m_reply, &QNetworkReply::finished, this, &OAuthLogin::onTokenReply);
+    m_exchangeSent = false;
+    m_reply = m_network->post(request, m_exchangeForm);
+    connect(m_reply, &QNetworkReply::uploadProgress, this, [this](qint64 sent, qint64) {
+        if (sent > 0) {
+            m_exchangeSent = true;
+            m_hopTimer.stop();
+        }
+    });
+    connect(m_reply, &QNetworkReply::finished, this, [this, hop] { onTokenReply(hop); });
+    if (viaProxy) {
+        m_hopTimer.setSingleShot(true);
+        m_hopTimer.disconnect(this);
+        connect(&m_hopTimer, &QTimer::timeout, this, [this] {
+            if (m_reply && !m_exchangeSent)
+                m_reply->abort(); // finished: no tunnel, nothing sent, so the next proxy may try
+        });
+        m_hopTimer.start(m_options.egressHopTimeoutMs);
+    }
 }
 
-void OAuthLogin::onTokenReply()
+void OAuthLogin::onTokenReply(int hop)
 {
     QNetworkReply *reply = m_reply;
     m_reply = nullptr;
+    m_hopTimer.stop();
     if (!reply)
         return;
     reply->deleteLater();
     if (!m_running)
         return;
+    const EgressRoute &route = m_options.egress;
+    if (route.kind == EgressRoute::Kind::Proxies) {
+        const int code = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        // No tunnel, and none of the code written: the authorization code cannot have been used, the next proxy
+        // may carry it. Once some of it went out, another try could spend the single-use code twice.
+        if (code == 0 && !m_exchangeSent) {
+            if (hop + 1 < route.hops.size()) {
+                post(hop + 1);
+                return;
+            }
+            finish(OAuthLoginError::TokenEndpoint,
+                   QStringLiteral("no proxy of egress pool \"%1\" could set up a tunnel to the token endpoint (last: "
+                                  "%2, %3); the code was not sent directly")
+                       .arg(route.pool, route.hops.at(hop).name, reply->errorString()),
+                   QStringLiteral("The authorization code could not be exchanged for tokens."));
+            return;
+        }
+    }
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     const oauth::TokenResponse tokens =
         oauth::parseTokenResponse(status, reply->readAll(), status == 0 ? reply->errorString() : QString());

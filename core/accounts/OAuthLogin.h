@@ -3,6 +3,7 @@
 #include "accounts/AuthTokens.h"
 #include "accounts/OAuthProtocol.h"
 #include "http/HttpRequest.h"
+#include "upstream/egress/EgressRoute.h"
 
 #include <QObject>
 #include <QPointer>
@@ -26,6 +27,13 @@ struct OAuthLoginOptions
     quint16 callbackPort = oauth::kDefaultCallbackPort; // 0 = any free port (tests)
     int timeoutMs = 300 * 1000;                         // whole login, from start() to the callback's end
     int tokenTimeoutMs = 30 * 1000;                     // the code exchange alone
+    // How the code exchange leaves the machine: direct, or through an egress pool's proxies in order (the next
+    // only when the previous set up no tunnel before any of the code was sent). Never Refused here: the caller
+    // refuses the login before it starts.
+    EgressRoute egress;
+    // Per proxy of `egress`: the time it has to set up its tunnel (the code's first byte written). A proxy that
+    // refuses mid-handshake can leave Qt reconnecting without an answer; past this the next one is tried.
+    int egressHopTimeoutMs = 8 * 1000; // Config budgets.connect_s
 };
 
 enum class OAuthLoginError
@@ -105,7 +113,8 @@ private:
     bool listenBoth(quint16 port, QString *error, bool *inUse);
     void handle(const HttpRequestPtr &request, HttpResponse *response);
     void exchange(const QString &code, HttpResponse *response);
-    void onTokenReply();
+    void post(int hop);
+    void onTokenReply(int hop);
     void finish(OAuthLoginError error, const QString &message, const QString &pageText = {});
     void sendPage(HttpResponse *response, int status, bool success, const QString &text);
 
@@ -119,6 +128,9 @@ private:
     QPointer<HttpResponse> m_pending; // the browser's callback request, answered when the exchange ends
     QTimer m_timeout;
     QString m_verifier;
+    QByteArray m_exchangeForm;   // the code exchange's body, kept for the next egress hop
+    bool m_exchangeSent = false; // some of it was written: no other hop may send the code again
+    QTimer m_hopTimer;           // egressHopTimeoutMs of the current hop
     QString m_state;
     QString m_redirectUri;
     QUrl m_authorizeUrl;

@@ -123,12 +123,7 @@ QNetworkAccessManager *TokenRefresher::networkFor(const EgressRoute::Hop &hop)
     QNetworkAccessManager *&network = m_viaProxy[hop.name];
     if (!network)
         network = new QNetworkAccessManager(this);
-    QNetworkProxy proxy = hop.proxy;
-    // Without the caching capability Qt treats an HTTP proxy as a tunnel (CONNECT) for http:// URLs too,
-    // instead of handing it the request in absolute form: the proxy only ever sees a tunnel, as for turns.
-    if (proxy.type() == QNetworkProxy::HttpProxy)
-        proxy.setCapabilities(proxy.capabilities() & ~QNetworkProxy::CachingCapability);
-    network->setProxy(proxy);
+    network->setProxy(tunnelOnly(hop.proxy));
     return network;
 }
 

@@ -9,10 +9,14 @@
 #include "accounts/AuthTokens.h"
 #include "accounts/IdToken.h"
 #include "fake_oauth/FakeOAuthProcess.h"
+#include "lib/FakeEgressProxy.h"
 
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTcpServer>
@@ -97,6 +101,13 @@ public:
         QFile f(m_root + QStringLiteral("/config.json"));
         if (f.open(QIODevice::WriteOnly))
             f.write("{}\n");
+    }
+
+    void writeConfig(const QJsonObject &config)
+    {
+        QFile f(m_root + QStringLiteral("/config.json"));
+        if (f.open(QIODevice::WriteOnly))
+            f.write(QJsonDocument(config).toJson());
     }
 
     QProcessEnvironment environment(const QHash<QString, QString> &set, const QStringList &unset) const
@@ -317,6 +328,79 @@ private slots:
         QVERIFY(deserializeTokens(keychainLookup(id), &rotated, &error));
         QVERIFY(rotated.isComplete());
         QVERIFY(rotated.refreshToken != tokens.refreshToken);
+    }
+
+    // Issue 7 (fail closed): the code exchange of a login for an alias bound to an egress pool goes through that
+    // pool's proxies in order (the one that refuses first, then the next), never directly; when none sets up
+    // a tunnel, the login fails and the issuer never sees the code.
+    void poolBoundAliasExchangesTheCodeThroughItsPool()
+    {
+        FakeEgressFleet fleet;
+        FakeEgressProxy *down =
+            fleet.add(QStringLiteral("down"), FakeEgressProxy::Kind::Socks5, FakeEgressProxy::Mode::Down);
+        FakeEgressProxy *up = fleet.add(QStringLiteral("up"), FakeEgressProxy::Kind::HttpConnect);
+        QVERIFY(down && up);
+        const auto pool = [](const QStringList &members) {
+            return QJsonObject{{QStringLiteral("name"), QStringLiteral("via")},
+                               {QStringLiteral("strategy"), QStringLiteral("ordered")},
+                               {QStringLiteral("proxies"), QJsonArray::fromStringList(members)},
+                               {QStringLiteral("request_budget_ms"), 5000},
+                               {QStringLiteral("max_attempts"), 2}};
+        };
+        const QJsonArray proxies{
+            QJsonObject{{QStringLiteral("name"), QStringLiteral("down")}, {QStringLiteral("url"), down->url()}},
+            QJsonObject{{QStringLiteral("name"), QStringLiteral("up")}, {QStringLiteral("url"), up->url()}}};
+        const auto config = [&](const QStringList &members) {
+            return QJsonObject{{QStringLiteral("connect_s"), 2}, // how long the refusing proxy may stall the exchange
+                               {QStringLiteral("egress_proxies"), proxies},
+                               {QStringLiteral("egress_pools"), QJsonArray{pool(members)}},
+                               {QStringLiteral("egress_account_bindings"),
+                                QJsonObject{{QStringLiteral("work"), QStringLiteral("via")}}}};
+        };
+        const auto carried = [this](FakeEgressProxy *p) {
+            int tunnels = 0, requests = 0;
+            for (const QJsonValue &v : p->record().value(QLatin1String("connections")).toArray()) {
+                const QJsonObject c = v.toObject();
+                if (c.value(QLatin1String("outcome")).toString() == QLatin1String("tunnel") &&
+                    c.value(QLatin1String("target_port")).toInt() == int(m_fake.port()))
+                    ++tunnels;
+                requests += int(c.value(QLatin1String("requests")).toArray().size());
+            }
+            return std::pair{tunnels, requests};
+        };
+        const QStringList login{kLogin + QStringList{QStringLiteral("--alias"), QStringLiteral("work")}};
+
+        QTemporaryDir dir;
+        Cli cli(dir.path(), m_fake.issuer());
+        cli.writeConfig(config({QStringLiteral("down"), QStringLiteral("up")}));
+        cli.start(login);
+        const QUrl url = cli.waitForUrl();
+        QVERIFY_B(!url.isEmpty(), cli.both());
+        const BrowserVisit visit = visitAsBrowser(url);
+        const int pageStatus = visit.page.status;
+        const int exitCode = cli.waitForExit();
+        QVERIFY_B(exitCode == 0, cli.both());
+        QCOMPARE(pageStatus, 200);
+        QVERIFY_B(cli.out().contains("goes through egress pool \"via\"") && cli.out().contains("logged in: added"),
+                  cli.both());
+        QVERIFY(!down->record().value(QLatin1String("connections")).toArray().isEmpty()); // tried first, refused
+        QCOMPARE(carried(down), std::pair(0, 0));
+        QCOMPARE(carried(up), std::pair(1, 1)); // the one POST /oauth/token, through a tunnel to the issuer
+        QCOMPARE(cli.list().size(), 1);
+
+        // No member can set up a tunnel: the login fails and the code never reaches the issuer directly.
+        QVERIFY(m_fake.reset());
+        cli.writeConfig(config({QStringLiteral("down")}));
+        cli.start(login);
+        const QUrl again = cli.waitForUrl();
+        QVERIFY_B(!again.isEmpty(), cli.both());
+        QCOMPARE(visitAsBrowser(again).page.status, 400);
+        QCOMPARE(cli.waitForExit(), 1);
+        QVERIFY_B(cli.err().contains("could set up a tunnel") && cli.err().contains("not sent directly"), cli.both());
+        for (const QJsonValue &entry : m_fake.log())
+            QVERIFY_B(entry.toObject().value(QLatin1String("path")).toString() != QLatin1String("/oauth/token"),
+                      QJsonDocument(entry.toObject()).toJson());
+        QCOMPARE(carried(up), std::pair(1, 1));
     }
 
     void deniedConsent()

@@ -36,6 +36,8 @@ public:
     public:
         Database *db(QString *error);
         SecretStore *secrets(QString *error);
+        // The configuration the worker was given (null without one).
+        const Config *config() const { return m_config ? &*m_config : nullptr; }
 
     private:
         friend class DbWorker;

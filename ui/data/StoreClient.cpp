@@ -9,6 +9,7 @@
 #include "store/ApiKeyRepository.h"
 #include "store/Database.h"
 #include "store/SettingsRepository.h"
+#include "upstream/egress/EgressSelector.h"
 
 #include <QDate>
 #include <QDateTime>
@@ -279,7 +280,18 @@ void StoreClient::startLogin(const OAuthLoginOptions &options)
             finish(false, error);
             return;
         }
-        auto *login = new OAuthLogin(options);
+        // The code exchange goes through the default egress pool when there is one, never directly when that
+        // pool cannot carry it (the dashboard's login names no alias).
+        OAuthLoginOptions routed = options;
+        if (const Config *config = ctx.config()) {
+            routed.egress = resolveLoginRoute(*config, secrets, std::nullopt);
+            routed.egressHopTimeoutMs = qMax(1, config->budgets.connectS) * 1000;
+            if (!routed.egress.allowed()) {
+                finish(false, loginRouteRefusal(routed.egress));
+                return;
+            }
+        }
+        auto *login = new OAuthLogin(routed);
         m_login = login;
         login->setBrowserOpener([worker, self](const QUrl &url) {
             worker->deliver([self, url] {

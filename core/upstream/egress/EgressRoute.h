@@ -35,6 +35,16 @@ struct EgressRoute
     bool allowed() const { return kind != Kind::Refused; }
 };
 
+// The proxy a QNetworkAccessManager uses for one hop. Without the caching capability Qt treats an HTTP proxy as a
+// tunnel (CONNECT) for http:// URLs too, instead of handing it the request in absolute form: the proxy only
+// ever sees a tunnel, as for turns.
+inline QNetworkProxy tunnelOnly(QNetworkProxy proxy)
+{
+    if (proxy.type() == QNetworkProxy::HttpProxy)
+        proxy.setCapabilities(proxy.capabilities() & ~QNetworkProxy::CachingCapability);
+    return proxy;
+}
+
 // The route for one account's calls (by Switchyard's account id).
 using EgressRouter = std::function<EgressRoute(const QString &accountId)>;
 

@@ -5,8 +5,10 @@
 #include "upstream/egress/EgressCredentials.h"
 #include "upstream/egress/EgressProber.h"
 #include "upstream/egress/EgressRequest.h"
+#include "util/Clock.h"
 #include "util/Faults.h"
 
+#include <QEventLoop>
 #include <QJsonArray>
 #include <QLoggingCategory>
 #include <QPointer>
@@ -197,6 +199,26 @@ QString EgressSelector::poolFor(const QString &accountId, const std::optional<QS
 
 EgressRoute EgressSelector::backgroundRoute(const QString &accountId, const std::optional<QString> &alias) const
 {
+    return routeOf(accountId, alias, true);
+}
+
+EgressRoute EgressSelector::loginRoute(const std::optional<QString> &alias) const
+{
+    return routeOf(QString(), alias, false);
+}
+
+void EgressSelector::loadCredentialsOnly(std::function<void()> done)
+{
+    if (!isConfigured()) {
+        QTimer::singleShot(0, this, [done] { done(); });
+        return;
+    }
+    loadCredentials(std::move(done));
+}
+
+EgressRoute EgressSelector::routeOf(const QString &accountId, const std::optional<QString> &alias,
+                                    bool healthyOnly) const
+{
     EgressRoute route;
     route.pool = poolFor(accountId, alias);
     if (route.pool.isEmpty())
@@ -215,7 +237,8 @@ EgressRoute EgressSelector::backgroundRoute(const QString &accountId, const std:
         return refuse(blocked::poolUnusable, unusable);
     for (const QString &name : spec->proxies) {
         const EgressProxyState *state = proxy(name);
-        if (state && state->health == EgressProxyState::Health::Healthy && route.hops.size() < spec->maxAttempts)
+        const bool usable = state && (!healthyOnly || state->health == EgressProxyState::Health::Healthy);
+        if (usable && route.hops.size() < spec->maxAttempts)
             route.hops.append({name, state->proxy});
     }
     if (route.hops.isEmpty())
@@ -277,6 +300,22 @@ QJsonObject EgressSelector::statusJson() const
         });
     }
     return QJsonObject{{QStringLiteral("pools"), pools}, {QStringLiteral("proxies"), proxies}};
+}
+
+EgressRoute resolveLoginRoute(const Config &config, SecretStore *secrets, const std::optional<QString> &alias)
+{
+    SystemClock clock;
+    EgressSelector egress(config, clock, secrets);
+    QEventLoop wait;
+    egress.loadCredentialsOnly([&wait] { wait.quit(); });
+    wait.exec();
+    return egress.loginRoute(alias);
+}
+
+QString loginRouteRefusal(const EgressRoute &route)
+{
+    return QStringLiteral("egress pool \"%1\" cannot carry the code exchange (%2: %3); it is not sent directly")
+        .arg(route.pool, route.reason, route.detail);
 }
 
 } // namespace sy

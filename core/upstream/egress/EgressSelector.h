@@ -47,6 +47,12 @@ public:
     // The route of an account's calls that are not logged requests (token refresh, usage polls): the healthy
     // members of its pool in configured order, never moving the pool's cursor. Refused when none can carry it.
     EgressRoute backgroundRoute(const QString &accountId, const std::optional<QString> &alias) const;
+    // The route of a login's code exchange (`accounts login --alias`): the pool of the alias, or the default
+    // pool, with every member in configured order (at most max_attempts) whatever its health, since a process
+    // that makes one call has no probes. Refused when the pool is unusable; Direct without a pool.
+    EgressRoute loginRoute(const std::optional<QString> &alias) const;
+    // Reads the proxies' credentials without probing (for loginRoute); `done` once they are in.
+    void loadCredentialsOnly(std::function<void()> done);
 
     // The pool an account's attempts go through; empty = direct.
     QString poolFor(const QString &accountId, const std::optional<QString> &alias) const;
@@ -71,6 +77,7 @@ private:
     // The budget a request gets for a pool: a new one for every request.
     std::shared_ptr<EgressBudget> budgetFor(const QString &pool);
     void loadCredentials(std::function<void()> done);
+    EgressRoute routeOf(const QString &accountId, const std::optional<QString> &alias, bool healthyOnly) const;
     void applyProbe(const QString &proxy, bool healthy, const QString &detail);
 
     const Clock &m_clock;
@@ -82,5 +89,12 @@ private:
     QTimer m_probeTimer;
     int m_probeIntervalMs = 30 * 1000;
 };
+
+// The route of a login's code exchange, for a process that has no EgressSelector running (the CLI, the
+// dashboard): reads the proxies' credentials (waiting in a local event loop), then loginRoute(alias).
+EgressRoute resolveLoginRoute(const Config &config, SecretStore *secrets, const std::optional<QString> &alias);
+
+// "egress pool "P" cannot carry the code exchange (reason: detail); it is not sent directly"
+QString loginRouteRefusal(const EgressRoute &route);
 
 } // namespace sy
