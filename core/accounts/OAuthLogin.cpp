@@ -45,6 +45,11 @@ OAuthLogin::OAuthLogin(OAuthLoginOptions options, QObject *parent) : QObject(par
                    .arg(m_redirectUri, QString::number(m_options.timeoutMs / 1000.0)),
                QStringLiteral("The login took too long and was abandoned."));
     });
+    m_hopTimer.setSingleShot(true);
+    connect(&m_hopTimer, &QTimer::timeout, this, [this] {
+        if (m_reply && !m_exchangeSent)
+            m_reply->abort(); // finished: no tunnel, nothing sent, so the next proxy may try
+    });
 }
 
 OAuthLogin::~OAuthLogin()
@@ -227,15 +232,8 @@ void OAuthLogin::post(int hop)
         }
     });
     connect(m_reply, &QNetworkReply::finished, this, [this, hop] { onTokenReply(hop); });
-    if (viaProxy) {
-        m_hopTimer.setSingleShot(true);
-        m_hopTimer.disconnect(this);
-        connect(&m_hopTimer, &QTimer::timeout, this, [this] {
-            if (m_reply && !m_exchangeSent)
-                m_reply->abort(); // finished: no tunnel, nothing sent, so the next proxy may try
-        });
+    if (viaProxy)
         m_hopTimer.start(m_options.egressHopTimeoutMs);
-    }
 }
 
 void OAuthLogin::onTokenReply(int hop)
