@@ -5,7 +5,6 @@
 #include "accounts/SecretStore.h"
 #include "accounts/SecretStoreFactory.h"
 #include "store/AccountRepository.h"
-#include "upstream/egress/EgressSelector.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
@@ -90,10 +89,8 @@ int loginAccount(Database &db, const Config &config, const CommandLine &cl)
     // The code exchange is the new account's first call to the issuer: it leaves the machine the way the
     // account's refreshes will, through the egress pool of --alias (or the default pool), and never directly
     // when that pool cannot carry it. (The browser's own visit is the browser's business.)
-    options.egress = resolveLoginRoute(config, secrets.get(), alias);
-    options.egressHopTimeoutMs = qMax(1, config.budgets.connectS) * 1000;
-    if (!options.egress.allowed())
-        return fail(QStringLiteral("cannot log in: ") + loginRouteRefusal(options.egress));
+    if (!routeLoginExchange(&options, config, secrets.get(), alias, &error))
+        return fail(QStringLiteral("cannot log in: ") + error);
     if (options.egress.kind == EgressRoute::Kind::Proxies)
         out(QStringLiteral("The code exchange goes through egress pool \"%1\".").arg(options.egress.pool));
 

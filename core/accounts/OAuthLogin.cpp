@@ -1,9 +1,13 @@
 #include "accounts/OAuthLogin.h"
 
 #include "accounts/Pkce.h"
+#include "config/Config.h"
 #include "http/HttpResponse.h"
 #include "http/HttpServer.h"
+#include "upstream/egress/EgressSelector.h"
+#include "util/Clock.h"
 
+#include <QEventLoop>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
@@ -35,6 +39,23 @@ QByteArray pageHtml(bool success, const QString &text)
 }
 
 } // namespace
+
+bool routeLoginExchange(OAuthLoginOptions *options, const Config &config, SecretStore *secrets,
+                        const std::optional<QString> &alias, QString *error)
+{
+    SystemClock clock;
+    EgressSelector egress(config, clock, secrets);
+    QEventLoop wait;
+    egress.loadCredentialsOnly([&wait] { wait.quit(); });
+    wait.exec();
+    options->egress = egress.loginRoute(alias);
+    options->egressHopTimeoutMs = qMax(1, config.budgets.connectS) * 1000;
+    if (options->egress.allowed())
+        return true;
+    *error = QStringLiteral("egress pool \"%1\" cannot carry the code exchange (%2: %3); it is not sent directly")
+                 .arg(options->egress.pool, options->egress.reason, options->egress.detail);
+    return false;
+}
 
 OAuthLogin::OAuthLogin(OAuthLoginOptions options, QObject *parent) : QObject(parent), m_options(std::move(options))
 {

@@ -11,11 +11,15 @@
 #include <QTimer>
 #include <QUrl>
 #include <functional>
+#include <optional>
 
 class QNetworkAccessManager;
 class QNetworkReply;
 
 namespace sy {
+
+class SecretStore;
+struct Config;
 
 class HttpResponse;
 class HttpServer;
@@ -35,6 +39,13 @@ struct OAuthLoginOptions
     // refuses mid-handshake can leave Qt reconnecting without an answer; past this the next one is tried.
     int egressHopTimeoutMs = 8 * 1000; // Config budgets.connect_s
 };
+
+// For a process that has no EgressSelector running (the CLI, the dashboard): reads the egress proxies'
+// credentials (waiting in a local event loop) and sets options->egress to the route of a login for `alias`
+// (its pool, or the default pool; Direct without one) with connect_s per proxy. False, with *error, when that
+// pool cannot carry the code exchange: the login must not start, and never goes direct instead.
+bool routeLoginExchange(OAuthLoginOptions *options, const Config &config, SecretStore *secrets,
+                        const std::optional<QString> &alias, QString *error);
 
 enum class OAuthLoginError
 {

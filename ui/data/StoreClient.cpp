@@ -9,7 +9,6 @@
 #include "store/ApiKeyRepository.h"
 #include "store/Database.h"
 #include "store/SettingsRepository.h"
-#include "upstream/egress/EgressSelector.h"
 
 #include <QDate>
 #include <QDateTime>
@@ -283,13 +282,10 @@ void StoreClient::startLogin(const OAuthLoginOptions &options)
         // The code exchange goes through the default egress pool when there is one, never directly when that
         // pool cannot carry it (the dashboard's login names no alias).
         OAuthLoginOptions routed = options;
-        if (const Config *config = ctx.config()) {
-            routed.egress = resolveLoginRoute(*config, secrets, std::nullopt);
-            routed.egressHopTimeoutMs = qMax(1, config->budgets.connectS) * 1000;
-            if (!routed.egress.allowed()) {
-                finish(false, loginRouteRefusal(routed.egress));
-                return;
-            }
+        if (const Config *config = ctx.config();
+            config && !routeLoginExchange(&routed, *config, secrets, std::nullopt, &error)) {
+            finish(false, error);
+            return;
         }
         auto *login = new OAuthLogin(routed);
         m_login = login;

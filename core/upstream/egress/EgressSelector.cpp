@@ -5,10 +5,8 @@
 #include "upstream/egress/EgressCredentials.h"
 #include "upstream/egress/EgressProber.h"
 #include "upstream/egress/EgressRequest.h"
-#include "util/Clock.h"
 #include "util/Faults.h"
 
-#include <QEventLoop>
 #include <QJsonArray>
 #include <QLoggingCategory>
 #include <QPointer>
@@ -300,22 +298,6 @@ QJsonObject EgressSelector::statusJson() const
         });
     }
     return QJsonObject{{QStringLiteral("pools"), pools}, {QStringLiteral("proxies"), proxies}};
-}
-
-EgressRoute resolveLoginRoute(const Config &config, SecretStore *secrets, const std::optional<QString> &alias)
-{
-    SystemClock clock;
-    EgressSelector egress(config, clock, secrets);
-    QEventLoop wait;
-    egress.loadCredentialsOnly([&wait] { wait.quit(); });
-    wait.exec();
-    return egress.loginRoute(alias);
-}
-
-QString loginRouteRefusal(const EgressRoute &route)
-{
-    return QStringLiteral("egress pool \"%1\" cannot carry the code exchange (%2: %3); it is not sent directly")
-        .arg(route.pool, route.reason, route.detail);
 }
 
 } // namespace sy

@@ -90,11 +90,4 @@ private:
     int m_probeIntervalMs = 30 * 1000;
 };
 
-// The route of a login's code exchange, for a process that has no EgressSelector running (the CLI, the
-// dashboard): reads the proxies' credentials (waiting in a local event loop), then loginRoute(alias).
-EgressRoute resolveLoginRoute(const Config &config, SecretStore *secrets, const std::optional<QString> &alias);
-
-// "egress pool "P" cannot carry the code exchange (reason: detail); it is not sent directly"
-QString loginRouteRefusal(const EgressRoute &route);
-
 } // namespace sy
