@@ -4,12 +4,11 @@
 #include "config/Config.h"
 #include "http/HttpResponse.h"
 #include "http/HttpServer.h"
+#include "upstream/egress/EgressPost.h"
 #include "upstream/egress/EgressSelector.h"
 #include "util/Clock.h"
 
 #include <QEventLoop>
-#include <QNetworkAccessManager>
-#include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QTcpServer>
 
@@ -66,19 +65,12 @@ OAuthLogin::OAuthLogin(OAuthLoginOptions options, QObject *parent) : QObject(par
                    .arg(m_redirectUri, QString::number(m_options.timeoutMs / 1000.0)),
                QStringLiteral("The login took too long and was abandoned."));
     });
-    m_hopTimer.setSingleShot(true);
-    connect(&m_hopTimer, &QTimer::timeout, this, [this] {
-        if (m_reply && !m_exchangeSent)
-            m_reply->abort(); // finished: no tunnel, nothing sent, so the next proxy may try
-    });
 }
 
 OAuthLogin::~OAuthLogin()
 {
-    if (m_reply) {
-        disconnect(m_reply, nullptr, this, nullptr);
-        m_reply->abort();
-    }
+    if (m_post)
+        m_post->abort();
 }
 
 bool OAuthLogin::start()
@@ -230,64 +222,39 @@ void OAuthLogin::exchange(const QString &code, HttpResponse *response)
     m_exchanging = true;
     m_pending = response;
     m_exchangeForm = oauth::authorizationCodeForm(m_options.clientId, code, m_verifier, m_redirectUri);
-    post(0);
+    post();
 }
 
-void OAuthLogin::post(int hop)
+void OAuthLogin::post()
 {
-    const bool viaProxy = m_options.egress.kind == EgressRoute::Kind::Proxies;
-    if (!m_network)
-        m_network = new QNetworkAccessManager(this);
-    if (viaProxy)
-        m_network->setProxy(tunnelOnly(m_options.egress.hops.at(hop).proxy));
+    if (!m_networks)
+        m_networks = new EgressNetworks(this);
     QNetworkRequest request(oauth::endpointUrl(m_options.issuer, QStringLiteral("/oauth/token")));
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/x-www-form-urlencoded"));
     request.setRawHeader(QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json"));
     request.setTransferTimeout(m_options.tokenTimeoutMs);
-    m_exchangeSent = false;
-    m_reply = m_network->post(request, m_exchangeForm);
-    connect(m_reply, &QNetworkReply::uploadProgress, this, [this](qint64 sent, qint64) {
-        if (sent > 0) {
-            m_exchangeSent = true;
-            m_hopTimer.stop();
-        }
-    });
-    connect(m_reply, &QNetworkReply::finished, this, [this, hop] { onTokenReply(hop); });
-    if (viaProxy)
-        m_hopTimer.start(m_options.egressHopTimeoutMs);
+    // The authorization code travels in the body: the next proxy is tried only while none of it went out.
+    m_post = new EgressPost(
+        m_networks, request, m_exchangeForm, m_options.egress, m_options.egressHopTimeoutMs,
+        QStringLiteral("login code exchange"), [this](const EgressPostResult &sent) { onTokenReply(sent); }, this);
+    m_post->start();
 }
 
-void OAuthLogin::onTokenReply(int hop)
+void OAuthLogin::onTokenReply(const EgressPostResult &sent)
 {
-    QNetworkReply *reply = m_reply;
-    m_reply = nullptr;
-    m_hopTimer.stop();
-    if (!reply)
-        return;
-    reply->deleteLater();
+    m_post = nullptr;
+    m_exchangeForm.clear();
     if (!m_running)
         return;
-    const EgressRoute &route = m_options.egress;
-    if (route.kind == EgressRoute::Kind::Proxies) {
-        const int code = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-        // No tunnel, and none of the code written: the authorization code cannot have been used, the next proxy
-        // may carry it. Once some of it went out, another try could spend the single-use code twice.
-        if (code == 0 && !m_exchangeSent) {
-            if (hop + 1 < route.hops.size()) {
-                post(hop + 1);
-                return;
-            }
-            finish(OAuthLoginError::TokenEndpoint,
-                   QStringLiteral("no proxy of egress pool \"%1\" could set up a tunnel to the token endpoint (last: "
-                                  "%2, %3); the code was not sent directly")
-                       .arg(route.pool, route.hops.at(hop).name, reply->errorString()),
-                   QStringLiteral("The authorization code could not be exchanged for tokens."));
-            return;
-        }
+    if (sent.noTunnel) {
+        finish(OAuthLoginError::TokenEndpoint,
+               QStringLiteral("no proxy of egress pool \"%1\" could set up a tunnel to the token endpoint (last: "
+                              "%2, %3); the code was not sent directly")
+                   .arg(m_options.egress.pool, sent.lastHop, sent.networkError),
+               QStringLiteral("The authorization code could not be exchanged for tokens."));
+        return;
     }
-    const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    const oauth::TokenResponse tokens =
-        oauth::parseTokenResponse(status, reply->readAll(), status == 0 ? reply->errorString() : QString());
+    const oauth::TokenResponse tokens = oauth::parseTokenResponse(sent.httpStatus, sent.body, sent.networkError);
     if (!tokens.ok) {
         finish(OAuthLoginError::TokenEndpoint, tokens.message,
                QStringLiteral("The authorization code could not be exchanged for tokens."));
@@ -322,13 +289,11 @@ void OAuthLogin::finish(OAuthLoginError error, const QString &message, const QSt
     m_running = false;
     m_exchanging = false;
     m_timeout.stop();
-    if (m_reply) {
-        QNetworkReply *reply = m_reply;
-        m_reply = nullptr;
-        disconnect(reply, nullptr, this, nullptr);
-        reply->abort();
-        reply->deleteLater();
+    if (m_post) {
+        m_post->abort();
+        m_post = nullptr;
     }
+    m_exchangeForm.clear();
     m_verifier.clear();
     m_result.error = error;
     m_result.message = message;

@@ -13,10 +13,11 @@
 #include <functional>
 #include <optional>
 
-class QNetworkAccessManager;
-class QNetworkReply;
-
 namespace sy {
+
+class EgressNetworks;
+class EgressPost;
+struct EgressPostResult;
 
 class SecretStore;
 struct Config;
@@ -124,8 +125,8 @@ private:
     bool listenBoth(quint16 port, QString *error, bool *inUse);
     void handle(const HttpRequestPtr &request, HttpResponse *response);
     void exchange(const QString &code, HttpResponse *response);
-    void post(int hop);
-    void onTokenReply(int hop);
+    void post();
+    void onTokenReply(const EgressPostResult &sent);
     void finish(OAuthLoginError error, const QString &message, const QString &pageText = {});
     void sendPage(HttpResponse *response, int status, bool success, const QString &text);
 
@@ -134,14 +135,12 @@ private:
     Completer m_completer;
     HttpServer *m_v4 = nullptr;
     HttpServer *m_v6 = nullptr;
-    QNetworkAccessManager *m_network = nullptr;
-    QPointer<QNetworkReply> m_reply;
+    EgressNetworks *m_networks = nullptr;
+    QPointer<EgressPost> m_post;      // the code exchange while it runs
     QPointer<HttpResponse> m_pending; // the browser's callback request, answered when the exchange ends
     QTimer m_timeout;
     QString m_verifier;
-    QByteArray m_exchangeForm;   // the code exchange's body, kept for the next egress hop
-    bool m_exchangeSent = false; // some of it was written: no other hop may send the code again
-    QTimer m_hopTimer;           // egressHopTimeoutMs of the current hop
+    QByteArray m_exchangeForm; // the code exchange's body while it runs
     QString m_state;
     QString m_redirectUri;
     QUrl m_authorizeUrl;

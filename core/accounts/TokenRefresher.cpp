@@ -1,16 +1,13 @@
 #include "accounts/TokenRefresher.h"
 
 #include "accounts/OAuthProtocol.h"
+#include "upstream/egress/EgressPost.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
-#include <QNetworkAccessManager>
-#include <QNetworkReply>
 #include <QNetworkRequest>
-#include <QPointer>
 #include <QTimer>
-#include <memory>
 
 Q_LOGGING_CATEGORY(lcRefresh, "switchyard.refresh")
 
@@ -97,7 +94,7 @@ RefreshResult parseRefreshResponse(int httpStatus, const QByteArray &body, const
 }
 
 TokenRefresher::TokenRefresher(QUrl authUrl, QObject *parent)
-    : QObject(parent), m_authUrl(std::move(authUrl)), m_network(new QNetworkAccessManager(this))
+    : QObject(parent), m_authUrl(std::move(authUrl)), m_networks(new EgressNetworks(this))
 {
 }
 
@@ -115,63 +112,30 @@ void TokenRefresher::refresh(const QString &accountId, const AuthTokens &tokens,
         QTimer::singleShot(0, this, [done, r] { done(r); });
         return;
     }
-    post(accountId, tokens, route, 0, std::move(done));
-}
-
-QNetworkAccessManager *TokenRefresher::networkFor(const EgressRoute::Hop &hop)
-{
-    QNetworkAccessManager *&network = m_viaProxy[hop.name];
-    if (!network)
-        network = new QNetworkAccessManager(this);
-    network->setProxy(tunnelOnly(hop.proxy));
-    return network;
-}
-
-void TokenRefresher::post(const QString &accountId, const AuthTokens &tokens, const EgressRoute &route, int hop,
-                          Done done)
-{
-    const bool viaProxy = route.kind == EgressRoute::Kind::Proxies;
-    QNetworkAccessManager *network = viaProxy ? networkFor(route.hops.at(hop)) : m_network;
     QNetworkRequest request(oauth::endpointUrl(m_authUrl, QStringLiteral("/oauth/token")));
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     request.setRawHeader("Accept", "application/json");
     request.setTransferTimeout(m_timeoutMs);
-    QNetworkReply *reply = network->post(request, refreshRequestBody(tokens.refreshToken));
     const AuthTokens old = tokens;
-    // The refresh token travels in the body: while none of it was written, the server cannot have used it.
-    auto bodySent = std::make_shared<bool>(false);
-    connect(reply, &QNetworkReply::uploadProgress, this, [bodySent](qint64 sent, qint64) {
-        if (sent > 0)
-            *bodySent = true;
-    });
-    QPointer<TokenRefresher> self(this);
-    connect(reply, &QNetworkReply::finished, this, [self, reply, old, accountId, route, hop, viaProxy, bodySent, done] {
-        reply->deleteLater();
-        const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-        // Nothing of the request went through the proxy (no tunnel, or it broke before the body was written):
-        // the refresh token cannot have reached the token endpoint, so the next proxy may try it. Once any of
-        // the body was sent, another try could spend the single-use token twice.
-        const bool noTunnel = viaProxy && status == 0 && !*bodySent;
-        if (noTunnel && self && hop + 1 < route.hops.size()) {
-            qCInfo(lcRefresh).noquote() << "refresh of" << accountId << "through egress proxy"
-                                        << route.hops.at(hop).name << "failed (" + reply->errorString() + "), trying"
-                                        << route.hops.at(hop + 1).name;
-            self->post(accountId, old, route, hop + 1, done);
-            return;
-        }
-        const QByteArray body = reply->readAll();
-        const QString networkError = status == 0 ? reply->errorString() : QString();
-        RefreshResult result = parseRefreshResponse(status, body, old, networkError);
-        if (noTunnel) {
-            result.egressReason = QStringLiteral("proxy_unreachable");
-            result.message = QStringLiteral("no proxy of egress pool \"%1\" could set up a tunnel to the token "
-                                            "endpoint (last: %2, %3)")
-                                 .arg(route.pool, route.hops.at(hop).name, reply->errorString());
-        }
-        if (!result.ok)
-            qCInfo(lcRefresh).noquote() << "refresh of" << accountId << "failed:" << result.message;
-        done(result);
-    });
+    const QString pool = route.pool;
+    // The refresh token travels in the body: EgressPost tries the next proxy only while none of it went out.
+    auto *post = new EgressPost(
+        m_networks, request, refreshRequestBody(tokens.refreshToken), route, m_hopTimeoutMs,
+        QStringLiteral("refresh of ") + accountId,
+        [old, accountId, pool, done](const EgressPostResult &sent) {
+            RefreshResult result = parseRefreshResponse(sent.httpStatus, sent.body, old, sent.networkError);
+            if (sent.noTunnel) {
+                result.egressReason = QStringLiteral("proxy_unreachable");
+                result.message = QStringLiteral("no proxy of egress pool \"%1\" could set up a tunnel to the token "
+                                                "endpoint (last: %2, %3)")
+                                     .arg(pool, sent.lastHop, sent.networkError);
+            }
+            if (!result.ok)
+                qCInfo(lcRefresh).noquote() << "refresh of" << accountId << "failed:" << result.message;
+            done(result);
+        },
+        this);
+    post->start();
 }
 
 } // namespace sy

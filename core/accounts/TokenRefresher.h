@@ -4,16 +4,14 @@
 #include "upstream/egress/EgressRoute.h"
 
 #include <QByteArray>
-#include <QHash>
 #include <QObject>
 #include <QString>
 #include <QUrl>
-
 #include <functional>
 
-class QNetworkAccessManager;
-
 namespace sy {
+
+class EgressNetworks;
 
 // How a failed refresh should be handled (issue 3 point 4).
 enum class RefreshFailure
@@ -54,9 +52,9 @@ RefreshResult parseRefreshResponse(int httpStatus, const QByteArray &body, const
 //
 // With a router, an account bound to an egress pool refreshes only through that pool's proxies (one network
 // access manager per proxy, tunnelling with CONNECT or SOCKS5): the next proxy is tried only when nothing of the
-// request body went through the previous one (so the refresh token cannot have reached the server). Fail
-// closed: when the pool has no usable proxy the refresh fails with RefreshResult::egressReason and nothing is
-// sent.
+// request body went through the previous one (so the refresh token cannot have reached the server), and each
+// proxy has setHopTimeoutMs() to take its first byte (EgressPost). Fail closed: when the pool has no usable proxy
+// the refresh fails with RefreshResult::egressReason and nothing is sent.
 class TokenRefresher : public QObject
 {
     Q_OBJECT
@@ -67,19 +65,19 @@ public:
     explicit TokenRefresher(QUrl authUrl, QObject *parent = nullptr);
 
     void setTimeoutMs(int ms) { m_timeoutMs = ms; }
+    // Through an egress pool: how long each proxy has to take the request's first byte (Config connect_s)
+    // before the next one is tried.
+    void setHopTimeoutMs(int ms) { m_hopTimeoutMs = ms; }
     // Decides per account how the refresh leaves the machine; without one every refresh goes direct.
     void setRouter(EgressRouter router) { m_router = std::move(router); }
     void refresh(const QString &accountId, const AuthTokens &tokens, Done done);
 
 private:
-    void post(const QString &accountId, const AuthTokens &tokens, const EgressRoute &route, int hop, Done done);
-    QNetworkAccessManager *networkFor(const EgressRoute::Hop &hop);
-
     QUrl m_authUrl;
-    QNetworkAccessManager *m_network;
-    QHash<QString, QNetworkAccessManager *> m_viaProxy; // by egress proxy name
+    EgressNetworks *m_networks;
     EgressRouter m_router;
     int m_timeoutMs = 20000;
+    int m_hopTimeoutMs = 8000;
 };
 
 } // namespace sy

@@ -49,6 +49,7 @@ AccountPool::AccountPool(std::shared_ptr<const Config> config, const Clock &cloc
     connect(&m_pollTimer, &QTimer::timeout, this, &AccountPool::pollChanges);
     auto *refresher = new TokenRefresher(m_config->authUrl, this);
     refresher->setRouter([this](const QString &accountId) { return outboundRoute(accountId); });
+    refresher->setHopTimeoutMs(qMax(1, m_config->budgets.connectS) * 1000);
     m_refresh = new RefreshCoordinator(clock, store, secrets, refresher, this);
     m_ledger = new SlotLedger(m_config, clock, store, this);
     connect(m_ledger, &SlotLedger::slotFreed, this, &AccountPool::slotFreed);
