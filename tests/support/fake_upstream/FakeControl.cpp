@@ -27,10 +27,25 @@ void FakeUpstream::handleControl(const HttpRequest &r, HttpResponse *response)
     const QJsonObject in = QJsonDocument::fromJson(r.body).object();
 
     if (what == QLatin1String("log") && r.method == "GET") {
-        QJsonArray all;
-        for (const QJsonObject &entry : std::as_const(m_log))
-            all.append(entry);
-        reply(all);
+        // A page: entries [from, from + limit); brief=1 leaves out each request's body and headers.
+        bool fromOk = true, limitOk = true;
+        const QString fromText = r.query.queryItemValue(QStringLiteral("from"));
+        const QString limitText = r.query.queryItemValue(QStringLiteral("limit"));
+        const qsizetype from = fromText.isEmpty() ? 0 : fromText.toLongLong(&fromOk);
+        const qsizetype limit = limitText.isEmpty() ? m_log.size() : limitText.toLongLong(&limitOk);
+        if (!fromOk || !limitOk || from < 0 || limit < 0)
+            return bad(QStringLiteral("from and limit must be whole numbers of at least 0"));
+        const bool brief = r.query.queryItemValue(QStringLiteral("brief")) == QLatin1String("1");
+        QJsonArray page;
+        for (qsizetype i = from; i < m_log.size() && i - from < limit; ++i) {
+            QJsonObject entry = m_log.at(i);
+            if (brief) {
+                entry.remove(QLatin1String("body"));
+                entry.remove(QLatin1String("headers"));
+            }
+            page.append(entry);
+        }
+        reply(page);
     } else if (what == QLatin1String("stats") && r.method == "GET") {
         reply(QJsonObject{{QStringLiteral("active_streams"), m_activeStreams},
                           {QStringLiteral("max_concurrent_streams"), m_maxConcurrentStreams},

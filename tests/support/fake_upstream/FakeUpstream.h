@@ -30,7 +30,8 @@ class FakeTurn;
 //   POST /__control/usage      {"account_id", "plan_type", "primary_used_percent", ...}
 //   POST /__control/reset      scripts, log, usage and anchors cleared; held connections dropped
 //   POST /__control/drop_held  held (silent / stalled) connections closed
-//   GET  /__control/log        every upstream request, oldest first
+//   GET  /__control/log        every upstream request, oldest first; ?from=N&limit=M for a page of them,
+//                              &brief=1 without each request's body and headers
 //   GET  /__control/stats      {active_streams, max_concurrent_streams, total_requests}
 class FakeUpstream : public QObject
 {

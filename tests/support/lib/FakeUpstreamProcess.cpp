@@ -87,12 +87,24 @@ bool FakeUpstreamProcess::setUsage(const QString &accountId, const QJsonObject &
     return control("POST", QStringLiteral("usage"), body, nullptr);
 }
 
-QJsonArray FakeUpstreamProcess::log()
+QJsonArray FakeUpstreamProcess::log(bool brief)
 {
-    QByteArray reply;
-    if (!control("GET", QStringLiteral("log"), {}, &reply))
-        return {};
-    return QJsonDocument::fromJson(reply).array();
+    constexpr int kPage = 2000;
+    QJsonArray all;
+    for (;;) {
+        QByteArray reply;
+        const QString page = QStringLiteral("log?from=%1&limit=%2%3")
+                                 .arg(all.size())
+                                 .arg(kPage)
+                                 .arg(brief ? QStringLiteral("&brief=1") : QString());
+        if (!control("GET", page, {}, &reply))
+            return {};
+        const QJsonArray entries = QJsonDocument::fromJson(reply).array();
+        for (const QJsonValue &entry : entries)
+            all.append(entry);
+        if (entries.size() < kPage)
+            return all;
+    }
 }
 
 QJsonObject FakeUpstreamProcess::stats()

@@ -48,8 +48,9 @@ public:
     // Every upstream request received (control requests excluded), oldest first: {seq, method, path,
     // query, authorization (bearer token), chatgpt_account_id, x_request_id, session_id, turn_state,
     // content_encoding, headers{}, body (parsed JSON), upstream_request_id, response_id, action,
-    // status_sent, outcome, client_gone, received_at_ms}.
-    QJsonArray log();
+    // status_sent, outcome, client_gone, received_at_ms}. Read in pages, so a soak's hundreds of thousands of
+    // entries come through too; `brief` leaves out body and headers. Empty (with errorString()) on an error.
+    QJsonArray log(bool brief = false);
     QJsonObject stats(); // {active_streams, max_concurrent_streams, total_requests}
     bool reset();        // clears scripts, log, usage, anchors; drops held connections
     bool dropHeld();     // closes connections held by silent / stalled turns
