@@ -401,6 +401,24 @@ private slots:
             QVERIFY_B(entry.toObject().value(QLatin1String("path")).toString() != QLatin1String("/oauth/token"),
                       QJsonDocument(entry.toObject()).toJson());
         QCOMPARE(carried(up), std::pair(1, 1));
+
+        // The pool cannot be used at all (its proxy needs credentials the keychain does not hold): the login is
+        // refused before any browser would open, and the proxy and the issuer see nothing.
+        QVERIFY(m_fake.reset());
+        QJsonObject locked = config({QStringLiteral("up")});
+        locked.insert(QStringLiteral("egress_proxies"),
+                      QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("up")},
+                                             {QStringLiteral("url"), up->url()},
+                                             {QStringLiteral("has_credentials"), true}}});
+        cli.writeConfig(locked);
+        cli.start(login);
+        QVERIFY(cli.waitForUrl(5000).isEmpty()); // no authorize URL: the login never started
+        QVERIFY(cli.waitForExit() != 0);
+        QVERIFY_B(cli.err().contains("cannot carry the code exchange") && cli.err().contains("pool_unusable"),
+                  cli.both());
+        QCOMPARE(m_fake.log().size(), 0);
+        QCOMPARE(carried(up), std::pair(1, 1));
+        QCOMPARE(cli.list().size(), 1);
     }
 
     void deniedConsent()
