@@ -5,8 +5,11 @@
 #include "GuiTestSupport.h"
 #include "data/StoreClient.h"
 #include "fake_oauth/FakeOAuthProcess.h"
+#include "lib/FakeEgressProxy.h"
 #include "tray/AccountOnboarding.h"
+#include "upstream/egress/EgressConfig.h"
 
+#include <QJsonArray>
 #include <QSignalSpy>
 
 using namespace sy;
@@ -59,6 +62,98 @@ private slots:
         QCOMPARE(accounts.first().plan, QStringLiteral("plus"));
         // The tokens went to the configured secret store (sealed in the database), never in clear.
         QCOMPARE(test::TempStore::count(store.db(), QStringLiteral("account_secrets")), 1);
+    }
+
+    // With a default egress pool the dashboard's login (which names no alias) exchanges the code through that
+    // pool: the member that refuses its SOCKS5 handshake first, then the next, never directly. A pool that cannot
+    // be used (its proxy's credentials are not stored) refuses the login before the browser is asked to open.
+    void addAccountExchangesTheCodeThroughTheDefaultPool()
+    {
+        test::FakeEgressFleet fleet;
+        test::FakeEgressProxy *down =
+            fleet.add(QStringLiteral("down"), test::FakeEgressProxy::Kind::Socks5, test::FakeEgressProxy::Mode::Down);
+        test::FakeEgressProxy *up = fleet.add(QStringLiteral("up"), test::FakeEgressProxy::Kind::HttpConnect);
+        QVERIFY(down && up);
+        const auto carried = [this](test::FakeEgressProxy *p) {
+            int tunnels = 0, requests = 0;
+            for (const QJsonValue &v : p->record().value(QLatin1String("connections")).toArray()) {
+                const QJsonObject c = v.toObject();
+                if (c.value(QLatin1String("outcome")).toString() == QLatin1String("tunnel") &&
+                    c.value(QLatin1String("target_port")).toInt() == int(m_fake.port()))
+                    ++tunnels;
+                requests += int(c.value(QLatin1String("requests")).toArray().size());
+            }
+            return std::pair{tunnels, requests};
+        };
+        const auto egress = [&](bool upNeedsCredentials) {
+            const QJsonObject root{{QStringLiteral("egress_proxies"),
+                                    QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("down")},
+                                                           {QStringLiteral("url"), down->url()}},
+                                               QJsonObject{{QStringLiteral("name"), QStringLiteral("up")},
+                                                           {QStringLiteral("url"), up->url()},
+                                                           {QStringLiteral("has_credentials"), upNeedsCredentials}}}},
+                                   {QStringLiteral("egress_pools"),
+                                    QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("via")},
+                                                           {QStringLiteral("strategy"), QStringLiteral("ordered")},
+                                                           {QStringLiteral("proxies"),
+                                                            QJsonArray{QStringLiteral("down"), QStringLiteral("up")}},
+                                                           {QStringLiteral("request_budget_ms"), 5000},
+                                                           {QStringLiteral("max_attempts"), 2}}}},
+                                   {QStringLiteral("egress_default_pool"), QStringLiteral("via")}};
+            EgressSettings settings;
+            const QString problem = parseEgressSettings(QStringLiteral("test"), root, &settings);
+            return std::pair{settings, problem};
+        };
+        QVERIFY(m_fake.reset());
+        QVERIFY(m_fake.configure({{QStringLiteral("identity"),
+                                   QJsonObject{{QStringLiteral("email"), QStringLiteral("pool@example.com")},
+                                               {QStringLiteral("chatgpt_account_id"), QStringLiteral("acct_pool")},
+                                               {QStringLiteral("chatgpt_user_id"), QStringLiteral("user-pool")},
+                                               {QStringLiteral("chatgpt_plan_type"), QStringLiteral("plus")}}}}));
+        test::TempStore store;
+        StoreClient client(store.path());
+        Config config = store.config();
+        config.budgets.connectS = 2; // how long the refusing member may hold the exchange
+        auto [settings, problem] = egress(false);
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        config.egress = settings;
+        client.setSecretConfig(config);
+        AccountOnboarding onboarding(&client, QUrl(m_fake.issuer()));
+        onboarding.setQuiet(true);
+        onboarding.setCallbackPort(0);
+        QUrl opened;
+        onboarding.setBrowserOpener([&opened](const QUrl &url) {
+            opened = url;
+            return true;
+        });
+        QSignalSpy finished(&onboarding, &AccountOnboarding::finished);
+        onboarding.addAccount();
+        QTRY_VERIFY(opened.isValid());
+        QCOMPARE(test::visitAsBrowser(opened).page.status, 200);
+        QTRY_COMPARE(finished.size(), 1);
+        QVERIFY2(finished.first().first().toBool(), qPrintable(finished.first().last().toString()));
+        QVERIFY(!down->record().value(QLatin1String("connections")).toArray().isEmpty()); // tried first
+        QCOMPARE(carried(down), std::pair(0, 0));
+        QCOMPARE(carried(up), std::pair(1, 1)); // the one POST /oauth/token
+        QCOMPARE(AccountRepository(store.db()).list().size(), 1);
+
+        // The pool's second member needs credentials the store does not hold: the pool is unusable.
+        QVERIFY(m_fake.reset());
+        std::tie(settings, problem) = egress(true);
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        config.egress = settings;
+        client.setSecretConfig(config);
+        opened = QUrl();
+        finished.clear();
+        onboarding.addAccount();
+        QTRY_COMPARE(finished.size(), 1);
+        QVERIFY(!finished.first().first().toBool());
+        const QString message = finished.first().last().toString();
+        QVERIFY2(message.contains(QLatin1String("cannot carry the code exchange")), qPrintable(message));
+        QVERIFY(!opened.isValid()); // the browser was never asked to open
+        QCOMPARE(m_fake.log().size(), 0);
+        QCOMPARE(carried(up), std::pair(1, 1));
+        QCOMPARE(AccountRepository(store.db()).list().size(), 1);
     }
 
     void cancelEndsTheLogin()
