@@ -21,27 +21,40 @@ class TestOnboarding : public QObject
 
     test::FakeOAuthProcess m_fake;
 
+    // The fake issuer's next login is NAME@example.com, account acct_NAME, user user-NAME, plan plus.
+    bool useIdentity(const QString &name)
+    {
+        return m_fake.configure(
+            {{QStringLiteral("identity"),
+              QJsonObject{{QStringLiteral("email"), QString(name + QStringLiteral("@example.com"))},
+                          {QStringLiteral("chatgpt_account_id"), QString(QStringLiteral("acct_") + name)},
+                          {QStringLiteral("chatgpt_user_id"), QString(QStringLiteral("user-") + name)},
+                          {QStringLiteral("chatgpt_plan_type"), QStringLiteral("plus")}}}});
+    }
+
+    // A quiet onboarding on any free callback port whose "browser" only records the URL it is asked to open.
+    static void openBrowserInto(AccountOnboarding *onboarding, QUrl *opened)
+    {
+        onboarding->setQuiet(true);
+        onboarding->setCallbackPort(0);
+        onboarding->setBrowserOpener([opened](const QUrl &url) {
+            *opened = url;
+            return true;
+        });
+    }
+
 private slots:
     void initTestCase() { QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString())); }
 
     void addAccountLogsInAndStoresTheAccount()
     {
-        QVERIFY(m_fake.configure({{QStringLiteral("identity"),
-                                   QJsonObject{{QStringLiteral("email"), QStringLiteral("tray@example.com")},
-                                               {QStringLiteral("chatgpt_account_id"), QStringLiteral("acct_tray")},
-                                               {QStringLiteral("chatgpt_user_id"), QStringLiteral("user-tray")},
-                                               {QStringLiteral("chatgpt_plan_type"), QStringLiteral("plus")}}}}));
+        QVERIFY(useIdentity(QStringLiteral("tray")));
         test::TempStore store;
         StoreClient client(store.path());
         client.setSecretConfig(store.config());
         AccountOnboarding onboarding(&client, QUrl(m_fake.issuer()));
-        onboarding.setQuiet(true);
-        onboarding.setCallbackPort(0);
         QUrl opened;
-        onboarding.setBrowserOpener([&opened](const QUrl &url) {
-            opened = url;
-            return true;
-        });
+        openBrowserInto(&onboarding, &opened);
         QSignalSpy finished(&onboarding, &AccountOnboarding::finished);
         onboarding.addAccount();
         QVERIFY(client.loginRunning());
@@ -74,17 +87,7 @@ private slots:
             fleet.add(QStringLiteral("down"), test::FakeEgressProxy::Kind::Socks5, test::FakeEgressProxy::Mode::Down);
         test::FakeEgressProxy *up = fleet.add(QStringLiteral("up"), test::FakeEgressProxy::Kind::HttpConnect);
         QVERIFY(down && up);
-        const auto carried = [this](test::FakeEgressProxy *p) {
-            int tunnels = 0, requests = 0;
-            for (const QJsonValue &v : p->record().value(QLatin1String("connections")).toArray()) {
-                const QJsonObject c = v.toObject();
-                if (c.value(QLatin1String("outcome")).toString() == QLatin1String("tunnel") &&
-                    c.value(QLatin1String("target_port")).toInt() == int(m_fake.port()))
-                    ++tunnels;
-                requests += int(c.value(QLatin1String("requests")).toArray().size());
-            }
-            return std::pair{tunnels, requests};
-        };
+        const auto carried = [this](test::FakeEgressProxy *p) { return p->carriedTo(m_fake.port()); };
         const auto egress = [&](bool upNeedsCredentials) {
             const QJsonObject root{{QStringLiteral("egress_proxies"),
                                     QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("down")},
@@ -105,11 +108,7 @@ private slots:
             return std::pair{settings, problem};
         };
         QVERIFY(m_fake.reset());
-        QVERIFY(m_fake.configure({{QStringLiteral("identity"),
-                                   QJsonObject{{QStringLiteral("email"), QStringLiteral("pool@example.com")},
-                                               {QStringLiteral("chatgpt_account_id"), QStringLiteral("acct_pool")},
-                                               {QStringLiteral("chatgpt_user_id"), QStringLiteral("user-pool")},
-                                               {QStringLiteral("chatgpt_plan_type"), QStringLiteral("plus")}}}}));
+        QVERIFY(useIdentity(QStringLiteral("pool")));
         test::TempStore store;
         StoreClient client(store.path());
         Config config = store.config();
@@ -119,20 +118,15 @@ private slots:
         config.egress = settings;
         client.setSecretConfig(config);
         AccountOnboarding onboarding(&client, QUrl(m_fake.issuer()));
-        onboarding.setQuiet(true);
-        onboarding.setCallbackPort(0);
         QUrl opened;
-        onboarding.setBrowserOpener([&opened](const QUrl &url) {
-            opened = url;
-            return true;
-        });
+        openBrowserInto(&onboarding, &opened);
         QSignalSpy finished(&onboarding, &AccountOnboarding::finished);
         onboarding.addAccount();
         QTRY_VERIFY(opened.isValid());
         QCOMPARE(test::visitAsBrowser(opened).page.status, 200);
         QTRY_COMPARE(finished.size(), 1);
         QVERIFY2(finished.first().first().toBool(), qPrintable(finished.first().last().toString()));
-        QVERIFY(!down->record().value(QLatin1String("connections")).toArray().isEmpty()); // tried first
+        QVERIFY(down->connectionCount() >= 1); // tried first
         QCOMPARE(carried(down), std::pair(0, 0));
         QCOMPARE(carried(up), std::pair(1, 1)); // the one POST /oauth/token
         QCOMPARE(AccountRepository(store.db()).list().size(), 1);

@@ -357,17 +357,7 @@ private slots:
                                {QStringLiteral("egress_account_bindings"),
                                 QJsonObject{{QStringLiteral("work"), QStringLiteral("via")}}}};
         };
-        const auto carried = [this](FakeEgressProxy *p) {
-            int tunnels = 0, requests = 0;
-            for (const QJsonValue &v : p->record().value(QLatin1String("connections")).toArray()) {
-                const QJsonObject c = v.toObject();
-                if (c.value(QLatin1String("outcome")).toString() == QLatin1String("tunnel") &&
-                    c.value(QLatin1String("target_port")).toInt() == int(m_fake.port()))
-                    ++tunnels;
-                requests += int(c.value(QLatin1String("requests")).toArray().size());
-            }
-            return std::pair{tunnels, requests};
-        };
+        const auto carried = [this](FakeEgressProxy *p) { return p->carriedTo(m_fake.port()); };
         const QStringList login{kLogin + QStringList{QStringLiteral("--alias"), QStringLiteral("work")}};
 
         QTemporaryDir dir;
@@ -383,7 +373,7 @@ private slots:
         QCOMPARE(pageStatus, 200);
         QVERIFY_B(cli.out().contains("goes through egress pool \"via\"") && cli.out().contains("logged in: added"),
                   cli.both());
-        QVERIFY(!down->record().value(QLatin1String("connections")).toArray().isEmpty()); // tried first, refused
+        QVERIFY(down->connectionCount() >= 1); // tried first, refused
         QCOMPARE(carried(down), std::pair(0, 0));
         QCOMPARE(carried(up), std::pair(1, 1)); // the one POST /oauth/token, through a tunnel to the issuer
         QCOMPARE(cli.list().size(), 1);

@@ -115,6 +115,25 @@ void FakeEgressProxy::onNewConnection()
     }
 }
 
+std::pair<int, int> FakeEgressProxy::carriedTo(quint16 targetPort) const
+{
+    int tunnels = 0, requests = 0;
+    for (const QJsonValue &v : record().value(QLatin1String("connections")).toArray()) {
+        const QJsonObject c = v.toObject();
+        if (c.value(QLatin1String("target_port")).toInt() != int(targetPort))
+            continue;
+        tunnels += c.value(QLatin1String("outcome")).toString() == QLatin1String("tunnel") ? 1 : 0;
+        requests += int(c.value(QLatin1String("requests")).toArray().size());
+    }
+    return {tunnels, requests};
+}
+
+int FakeEgressProxy::connectionCount() const
+{
+    QMutexLocker lock(&m_mutex);
+    return int(m_connections.size());
+}
+
 QJsonObject FakeEgressProxy::record() const
 {
     QMutexLocker lock(&m_mutex);

@@ -7,6 +7,7 @@
 #include <QString>
 #include <QTcpServer>
 #include <QThread>
+#include <utility>
 
 namespace sy::test {
 
@@ -56,6 +57,9 @@ public:
 
     QJsonObject record() const;
     bool writeRecord(const QString &path) const;
+    // From record(): the tunnels it set up to 127.0.0.1:targetPort, and the HTTP requests it carried through them.
+    std::pair<int, int> carriedTo(quint16 targetPort) const;
+    int connectionCount() const;
 
     static QString modeName(Mode mode);
 
