@@ -139,6 +139,18 @@ private slots:
         QCOMPARE(carried(up), std::pair(1, 1));
         QCOMPARE(m_seen.size(), 1);
         QCOMPARE(m_seen.at(0).path, QByteArray("/oauth/token"));
+
+        // The refusing proxy recovers: the next call through it (the same network access manager, whose
+        // request was aborted mid-handshake) goes through at once.
+        down->setMode(Mode::Healthy);
+        const auto again = post(route({down, up}), 1000, "secret=2");
+        QVERIFY(again);
+        QCOMPARE(again->httpStatus, 200);
+        QCOMPARE(again->lastHop, QStringLiteral("down"));
+        QCOMPARE(carried(down), std::pair(1, 1));
+        QCOMPARE(carried(up), std::pair(1, 1));
+        QCOMPARE(m_seen.size(), 2);
+        QCOMPARE(m_seen.at(1).body, QByteArray("secret=2"));
     }
 
     // No member sets up a tunnel: the call ends as "no tunnel", naming the last member, and the endpoint saw

@@ -58,6 +58,12 @@ QNetworkAccessManager *EgressNetworks::forHop(const EgressRoute::Hop *hop)
     return network;
 }
 
+void EgressNetworks::discard(const QString &hopName)
+{
+    if (QNetworkAccessManager *network = m_viaProxy.take(hopName))
+        network->deleteLater();
+}
+
 EgressPost::EgressPost(EgressNetworks *networks, const QNetworkRequest &request, QByteArray body, EgressRoute route,
                        int hopTimeoutMs, QString what, Done done, QObject *parent)
     : QObject(parent), m_networks(networks), m_request(request), m_body(std::move(body)), m_route(std::move(route)),
@@ -156,6 +162,8 @@ void EgressPost::onFinished()
     if (viaProxy() && m_hop >= 0) {
         result.lastHop = m_route.hops.at(m_hop).name;
         result.noTunnel = result.httpStatus == 0 && !m_bodySent;
+        if (result.noTunnel && m_networks)
+            m_networks->discard(result.lastHop);
         if (result.noTunnel && m_hop + 1 < m_route.hops.size()) {
             qCInfo(lcEgressPost).noquote() << m_what << "through egress proxy" << result.lastHop << "failed ("
                                            << result.networkError << "), trying" << m_route.hops.at(m_hop + 1).name;

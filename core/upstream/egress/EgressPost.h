@@ -26,6 +26,9 @@ public:
     explicit EgressNetworks(QObject *parent = nullptr) : QObject(parent) {}
     // `hop` null: direct.
     QNetworkAccessManager *forHop(const EgressRoute::Hop *hop);
+    // Drops the manager of a proxy that set up no tunnel: after a request was aborted mid-handshake, Qt's
+    // manager for that proxy failed every later request through it, even once the proxy answered again.
+    void discard(const QString &hopName);
 
 private:
     QNetworkAccessManager *m_direct = nullptr;
