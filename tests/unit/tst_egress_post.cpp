@@ -38,6 +38,7 @@ class TestEgressPost : public QObject
     HttpServer *m_server = nullptr;
     QList<Seen> m_seen;
     bool m_dropAfterReading = false; // the endpoint reads the request and closes without an answer
+    bool m_redirect = false;         // the endpoint answers 307 to /elsewhere
     std::unique_ptr<FakeEgressFleet> m_fleet;
     EgressNetworks *m_networks = nullptr;
 
@@ -84,12 +85,18 @@ private slots:
     {
         m_seen.clear();
         m_dropAfterReading = false;
+        m_redirect = false;
         m_server = new HttpServer(this);
         QVERIFY(m_server->listen(QHostAddress::LocalHost, 0));
         m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) {
             m_seen.append({request->path.toUtf8(), request->body});
             if (m_dropAfterReading) {
                 response->abortConnection();
+                return;
+            }
+            if (m_redirect && request->path == QLatin1String("/oauth/token")) {
+                response->setHeader(QByteArrayLiteral("Location"), QByteArrayLiteral("/elsewhere"));
+                response->sendFull(307, QByteArrayLiteral("text/plain"), QByteArrayLiteral("moved"));
                 return;
             }
             response->sendFull(200, QByteArrayLiteral("application/json"), QByteArrayLiteral("{\"ok\":true}"));
@@ -275,6 +282,17 @@ private slots:
         QVERIFY(log.open(QIODevice::ReadOnly));
         const QByteArray line = log.readAll().trimmed();
         QVERIFY2(line.startsWith("HTTP/2.0 "), line.constData());
+    }
+
+    // A redirect is handed back as it is: the credential is not sent again to the place it names.
+    void aRedirectIsNotFollowed()
+    {
+        m_redirect = true;
+        const auto result = post(EgressRoute(), 1000);
+        QVERIFY(result);
+        QCOMPARE(result->httpStatus, 307);
+        QCOMPARE(m_seen.size(), 1);
+        QCOMPARE(m_seen.at(0).path, QByteArray("/oauth/token"));
     }
 
     // abort() while a hop is still trying: done never runs, and no later hop is tried.

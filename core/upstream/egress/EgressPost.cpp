@@ -128,6 +128,9 @@ void EgressPost::send(int hop)
     QNetworkRequest request = m_request;
     request.setHeader(QNetworkRequest::ContentLengthHeader, m_body.size());
     request.setAttribute(QNetworkRequest::DoNotBufferUploadDataAttribute, true);
+    // A redirect is answered to the caller as it is, never followed: following a 307/308 would send the
+    // credential again, to another place.
+    request.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
     auto *body = new OneShotBody(m_body, this);
     m_reply = m_networks->forHop(via)->post(request, body);
     body->setParent(m_reply);
