@@ -227,16 +227,14 @@ void OAuthLogin::exchange(const QString &code, HttpResponse *response)
 
 void OAuthLogin::post()
 {
-    if (!m_networks)
-        m_networks = new EgressNetworks(this);
     QNetworkRequest request(oauth::endpointUrl(m_options.issuer, QStringLiteral("/oauth/token")));
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/x-www-form-urlencoded"));
     request.setRawHeader(QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json"));
     request.setTransferTimeout(m_options.tokenTimeoutMs);
     // The authorization code travels in the body: the next proxy is tried only while none of it went out.
     m_post = new EgressPost(
-        m_networks, request, m_exchangeForm, m_options.egress, m_options.egressHopTimeoutMs,
-        QStringLiteral("login code exchange"), [this](const EgressPostResult &sent) { onTokenReply(sent); }, this);
+        request, m_exchangeForm, m_options.egress, m_options.egressHopTimeoutMs, QStringLiteral("login code exchange"),
+        [this](const EgressPostResult &sent) { onTokenReply(sent); }, this);
     m_post->start();
 }
 

@@ -15,7 +15,6 @@
 
 namespace sy {
 
-class EgressNetworks;
 class EgressPost;
 struct EgressPostResult;
 
@@ -135,7 +134,6 @@ private:
     Completer m_completer;
     HttpServer *m_v4 = nullptr;
     HttpServer *m_v6 = nullptr;
-    EgressNetworks *m_networks = nullptr;
     QPointer<EgressPost> m_post;      // the code exchange while it runs
     QPointer<HttpResponse> m_pending; // the browser's callback request, answered when the exchange ends
     QTimer m_timeout;

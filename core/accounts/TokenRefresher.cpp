@@ -93,10 +93,7 @@ RefreshResult parseRefreshResponse(int httpStatus, const QByteArray &body, const
     return r;
 }
 
-TokenRefresher::TokenRefresher(QUrl authUrl, QObject *parent)
-    : QObject(parent), m_authUrl(std::move(authUrl)), m_networks(new EgressNetworks(this))
-{
-}
+TokenRefresher::TokenRefresher(QUrl authUrl, QObject *parent) : QObject(parent), m_authUrl(std::move(authUrl)) {}
 
 void TokenRefresher::refresh(const QString &accountId, const AuthTokens &tokens, Done done)
 {
@@ -120,7 +117,7 @@ void TokenRefresher::refresh(const QString &accountId, const AuthTokens &tokens,
     const QString pool = route.pool;
     // The refresh token travels in the body: EgressPost tries the next proxy only while none of it went out.
     auto *post = new EgressPost(
-        m_networks, request, refreshRequestBody(tokens.refreshToken), route, m_hopTimeoutMs,
+        request, refreshRequestBody(tokens.refreshToken), route, m_hopTimeoutMs,
         QStringLiteral("refresh of ") + accountId,
         [old, accountId, pool, done](const EgressPostResult &sent) {
             RefreshResult result = parseRefreshResponse(sent.httpStatus, sent.body, old, sent.networkError);

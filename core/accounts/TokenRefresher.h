@@ -11,8 +11,6 @@
 
 namespace sy {
 
-class EgressNetworks;
-
 // How a failed refresh should be handled (issue 3 point 4).
 enum class RefreshFailure
 {
@@ -74,7 +72,6 @@ public:
 
 private:
     QUrl m_authUrl;
-    EgressNetworks *m_networks;
     EgressRouter m_router;
     int m_timeoutMs = 20000;
     int m_hopTimeoutMs = 8000;

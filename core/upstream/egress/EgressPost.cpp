@@ -3,6 +3,8 @@
 #include <QLoggingCategory>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <functional>
+#include <utility>
 
 Q_LOGGING_CATEGORY(lcEgressPost, "switchyard.egress")
 
@@ -16,7 +18,9 @@ namespace {
 class OneShotBody : public QIODevice
 {
 public:
-    OneShotBody(QByteArray bytes, QObject *parent) : QIODevice(parent), m_bytes(std::move(bytes))
+    // `firstRead` runs when Qt takes the first bytes (on this device's thread, before they reach a socket).
+    OneShotBody(QByteArray bytes, std::function<void()> firstRead, QObject *parent)
+        : QIODevice(parent), m_bytes(std::move(bytes)), m_firstRead(std::move(firstRead))
     {
         open(QIODevice::ReadOnly);
     }
@@ -33,40 +37,23 @@ protected:
             return m_pos >= m_bytes.size() ? -1 : 0;
         memcpy(data, m_bytes.constData() + m_pos, size_t(n));
         m_pos += n;
+        if (m_firstRead)
+            std::exchange(m_firstRead, nullptr)();
         return n;
     }
     qint64 writeData(const char *, qint64) override { return -1; }
 
 private:
     QByteArray m_bytes;
+    std::function<void()> m_firstRead;
     qint64 m_pos = 0;
 };
 
 } // namespace
 
-QNetworkAccessManager *EgressNetworks::forHop(const EgressRoute::Hop *hop)
-{
-    if (!hop) {
-        if (!m_direct)
-            m_direct = new QNetworkAccessManager(this);
-        return m_direct;
-    }
-    QNetworkAccessManager *&network = m_viaProxy[hop->name];
-    if (!network)
-        network = new QNetworkAccessManager(this);
-    network->setProxy(tunnelOnly(hop->proxy));
-    return network;
-}
-
-void EgressNetworks::discard(const QString &hopName)
-{
-    if (QNetworkAccessManager *network = m_viaProxy.take(hopName))
-        network->deleteLater();
-}
-
-EgressPost::EgressPost(EgressNetworks *networks, const QNetworkRequest &request, QByteArray body, EgressRoute route,
-                       int hopTimeoutMs, QString what, Done done, QObject *parent)
-    : QObject(parent), m_networks(networks), m_request(request), m_body(std::move(body)), m_route(std::move(route)),
+EgressPost::EgressPost(const QNetworkRequest &request, QByteArray body, EgressRoute route, int hopTimeoutMs,
+                       QString what, Done done, QObject *parent)
+    : QObject(parent), m_request(request), m_body(std::move(body)), m_route(std::move(route)),
       m_hopTimeoutMs(qMax(1, hopTimeoutMs)), m_what(std::move(what)), m_done(std::move(done))
 {
     m_hopTimer.setSingleShot(true);
@@ -83,7 +70,6 @@ EgressPost::~EgressPost()
     if (m_reply) {
         disconnect(m_reply, nullptr, this, nullptr);
         m_reply->abort();
-        m_reply->deleteLater();
     }
 }
 
@@ -103,13 +89,16 @@ void EgressPost::abort()
     m_done = nullptr;
     m_hopTimer.stop();
     if (m_reply) {
-        QNetworkReply *reply = m_reply;
-        m_reply = nullptr;
-        disconnect(reply, nullptr, this, nullptr);
-        reply->abort();
-        reply->deleteLater();
+        disconnect(m_reply, nullptr, this, nullptr);
+        m_reply->abort();
     }
-    deleteLater();
+    deleteLater(); // with the try's manager, its reply and the body
+}
+
+void EgressPost::markBodyRead()
+{
+    m_bodySent = true;
+    m_hopTimer.stop();
 }
 
 void EgressPost::send(int hop)
@@ -118,11 +107,9 @@ void EgressPost::send(int hop)
     m_bodySent = false;
     m_hopTimedOut = false;
     const EgressRoute::Hop *via = viaProxy() ? &m_route.hops.at(hop) : nullptr;
-    if (!m_networks) {
-        m_hop = -1;
-        QMetaObject::invokeMethod(this, &EgressPost::onFinished, Qt::QueuedConnection);
-        return;
-    }
+    m_network = new QNetworkAccessManager(this);
+    if (via)
+        m_network->setProxy(tunnelOnly(via->proxy));
     // A body that is read once (Qt does not send it again on its own). Qt would first buffer a sequential body
     // into a copy it can rewind; with its length up front it may stream it instead, and is told to.
     QNetworkRequest request = m_request;
@@ -131,17 +118,23 @@ void EgressPost::send(int hop)
     // A redirect is answered to the caller as it is, never followed: following a 307/308 would send the
     // credential again, to another place.
     request.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
-    auto *body = new OneShotBody(m_body, this);
-    m_reply = m_networks->forHop(via)->post(request, body);
+    QPointer<EgressPost> self(this);
+    auto *body = new OneShotBody(
+        m_body,
+        [self] {
+            if (self)
+                self->markBodyRead();
+        },
+        this);
+    m_reply = m_network->post(request, body);
     body->setParent(m_reply);
+    // A backstop for the mark above: bytes written to the socket.
     connect(m_reply, &QNetworkReply::uploadProgress, this, [this](qint64 sent, qint64) {
-        if (sent > 0) {
-            m_bodySent = true;
-            m_hopTimer.stop();
-        }
+        if (sent > 0)
+            markBodyRead();
     });
     connect(m_reply, &QNetworkReply::finished, this, &EgressPost::onFinished);
-    if (via)
+    if (via && !m_bodySent)
         m_hopTimer.start(m_hopTimeoutMs);
 }
 
@@ -152,21 +145,22 @@ void EgressPost::onFinished()
     m_reply = nullptr;
     EgressPostResult result;
     if (reply) {
-        reply->deleteLater();
         result.httpStatus = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
         if (reply->isOpen())
             result.body = reply->readAll();
         if (result.httpStatus == 0)
             result.networkError =
                 m_hopTimedOut ? QStringLiteral("no tunnel within %1 ms").arg(m_hopTimeoutMs) : reply->errorString();
+        disconnect(reply, nullptr, this, nullptr);
     } else {
-        result.networkError = QStringLiteral("no route to send it on");
+        result.networkError = QStringLiteral("the pool has no proxy to try");
     }
+    if (m_network)
+        m_network->deleteLater(); // with its reply and the body: this try is over
+    m_network = nullptr;
     if (viaProxy() && m_hop >= 0) {
         result.lastHop = m_route.hops.at(m_hop).name;
         result.noTunnel = result.httpStatus == 0 && !m_bodySent;
-        if (result.noTunnel && m_networks)
-            m_networks->discard(result.lastHop);
         if (result.noTunnel && m_hop + 1 < m_route.hops.size()) {
             qCInfo(lcEgressPost).noquote() << m_what << "through egress proxy" << result.lastHop << "failed ("
                                            << result.networkError << "), trying" << m_route.hops.at(m_hop + 1).name;
@@ -174,6 +168,7 @@ void EgressPost::onFinished()
             return;
         }
     } else if (viaProxy()) {
+        result.lastHop = QStringLiteral("none");
         result.noTunnel = true;
     }
     Done done = std::move(m_done);

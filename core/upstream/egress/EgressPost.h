@@ -3,7 +3,6 @@
 #include "upstream/egress/EgressRoute.h"
 
 #include <QByteArray>
-#include <QHash>
 #include <QNetworkRequest>
 #include <QObject>
 #include <QPointer>
@@ -15,25 +14,6 @@ class QNetworkAccessManager;
 class QNetworkReply;
 
 namespace sy {
-
-// The network access managers of the calls that follow an EgressRoute: one that goes direct and one per egress
-// proxy (by name), so that each proxy keeps its own connections. Children of this object.
-class EgressNetworks : public QObject
-{
-    Q_OBJECT
-
-public:
-    explicit EgressNetworks(QObject *parent = nullptr) : QObject(parent) {}
-    // `hop` null: direct.
-    QNetworkAccessManager *forHop(const EgressRoute::Hop *hop);
-    // Drops the manager of a proxy that set up no tunnel: after a request was aborted mid-handshake, Qt's
-    // manager for that proxy failed every later request through it, even once the proxy answered again.
-    void discard(const QString &hopName);
-
-private:
-    QNetworkAccessManager *m_direct = nullptr;
-    QHash<QString, QNetworkAccessManager *> m_viaProxy;
-};
 
 struct EgressPostResult
 {
@@ -52,6 +32,11 @@ struct EgressPostResult
 // byte: Qt's network access manager can keep reconnecting to a SOCKS5 proxy that refuses the handshake and never
 // answer, which would otherwise hold the call until the request's transfer timeout.
 //
+// Each try has a network access manager of its own, deleted with it: such calls are rare (a refresh per account
+// every few hours, a login), so reusing connections gains nothing, while a shared manager carried one try's
+// trouble into the next (after a request was aborted mid-handshake, Qt's manager for that proxy failed every
+// later call through it) and a kept-alive connection the server had closed would need the body sent again.
+//
 // `done` runs once (never after abort()); then the object deletes itself. Lives on one thread.
 class EgressPost : public QObject
 {
@@ -61,8 +46,8 @@ public:
     using Done = std::function<void(const EgressPostResult &result)>;
 
     // `what` names the call in log lines ("refresh of ACCOUNT"); never a secret. The route must be allowed.
-    EgressPost(EgressNetworks *networks, const QNetworkRequest &request, QByteArray body, EgressRoute route,
-               int hopTimeoutMs, QString what, Done done, QObject *parent = nullptr);
+    EgressPost(const QNetworkRequest &request, QByteArray body, EgressRoute route, int hopTimeoutMs, QString what,
+               Done done, QObject *parent = nullptr);
     ~EgressPost() override;
 
     void start();
@@ -72,18 +57,21 @@ public:
 private:
     void send(int hop);
     void onFinished();
+    void markBodyRead();
     bool viaProxy() const { return m_route.kind == EgressRoute::Kind::Proxies; }
 
-    QPointer<EgressNetworks> m_networks;
     QNetworkRequest m_request;
     QByteArray m_body;
     EgressRoute m_route;
     int m_hopTimeoutMs;
     QString m_what;
     Done m_done;
+    QPointer<QNetworkAccessManager> m_network; // the current try's
     QPointer<QNetworkReply> m_reply;
     QTimer m_hopTimer;
     int m_hop = 0;
+    // Some of the body was handed to Qt (read from the one-shot device) or written: it may reach the server, so
+    // no other proxy may carry it. Set when Qt reads it, before any byte can reach a socket.
     bool m_bodySent = false;
     bool m_hopTimedOut = false;
 };

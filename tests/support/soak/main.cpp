@@ -76,12 +76,16 @@ QJsonArray readRequestLog(const QString &database, QString *error)
         db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY"));
         if (!db.open()) {
             *error = db.lastError().text();
+            if (error->isEmpty())
+                *error = QStringLiteral("cannot open ") + database;
         } else {
             QSqlQuery q(db);
             q.setForwardOnly(true);
             if (!q.exec(QStringLiteral("SELECT request_id, status, error_code, kill_stage, account_alias, "
                                        "attempts_json FROM request_log ORDER BY started_at_ms, request_id"))) {
                 *error = q.lastError().text();
+                if (error->isEmpty())
+                    *error = QStringLiteral("cannot read request_log");
             } else {
                 while (q.next())
                     rows.append(QJsonObject{
