@@ -221,11 +221,10 @@ void OAuthLogin::exchange(const QString &code, HttpResponse *response)
 {
     m_exchanging = true;
     m_pending = response;
-    m_exchangeForm = oauth::authorizationCodeForm(m_options.clientId, code, m_verifier, m_redirectUri);
-    post();
+    post(oauth::authorizationCodeForm(m_options.clientId, code, m_verifier, m_redirectUri));
 }
 
-void OAuthLogin::post()
+void OAuthLogin::post(const QByteArray &form)
 {
     QNetworkRequest request(oauth::endpointUrl(m_options.issuer, QStringLiteral("/oauth/token")));
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/x-www-form-urlencoded"));
@@ -233,7 +232,7 @@ void OAuthLogin::post()
     request.setTransferTimeout(m_options.tokenTimeoutMs);
     // The authorization code travels in the body: the next proxy is tried only while none of it went out.
     m_post = new EgressPost(
-        request, m_exchangeForm, m_options.egress, m_options.egressHopTimeoutMs, QStringLiteral("login code exchange"),
+        request, form, m_options.egress, m_options.egressHopTimeoutMs, QStringLiteral("login code exchange"),
         [this](const EgressPostResult &sent) { onTokenReply(sent); }, this);
     m_post->start();
 }
@@ -241,7 +240,6 @@ void OAuthLogin::post()
 void OAuthLogin::onTokenReply(const EgressPostResult &sent)
 {
     m_post = nullptr;
-    m_exchangeForm.clear();
     if (!m_running)
         return;
     if (sent.noTunnel) {
@@ -291,7 +289,6 @@ void OAuthLogin::finish(OAuthLoginError error, const QString &message, const QSt
         m_post->abort();
         m_post = nullptr;
     }
-    m_exchangeForm.clear();
     m_verifier.clear();
     m_result.error = error;
     m_result.message = message;

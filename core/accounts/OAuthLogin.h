@@ -124,7 +124,7 @@ private:
     bool listenBoth(quint16 port, QString *error, bool *inUse);
     void handle(const HttpRequestPtr &request, HttpResponse *response);
     void exchange(const QString &code, HttpResponse *response);
-    void post();
+    void post(const QByteArray &form);
     void onTokenReply(const EgressPostResult &sent);
     void finish(OAuthLoginError error, const QString &message, const QString &pageText = {});
     void sendPage(HttpResponse *response, int status, bool success, const QString &text);
@@ -138,7 +138,6 @@ private:
     QPointer<HttpResponse> m_pending; // the browser's callback request, answered when the exchange ends
     QTimer m_timeout;
     QString m_verifier;
-    QByteArray m_exchangeForm; // the code exchange's body while it runs
     QString m_state;
     QString m_redirectUri;
     QUrl m_authorizeUrl;
