@@ -72,6 +72,9 @@ private:
     // SQLite: checkpoints move to a WalCheckpointer unless SWITCHYARD_WAL_CHECKPOINT=store.
     void startCheckpointer();
     void noteCommitted();
+    // After a checkpoint pass copied the whole WAL: an idle store starts the WAL over now, so that the next
+    // job's COMMIT does not wait for the new WAL header's sync (WalCheckpointer.h).
+    void restartWalAhead();
 
     StoreWorker *m_owner;
     Database m_db;

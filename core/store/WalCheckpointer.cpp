@@ -50,7 +50,8 @@ public:
         m_connection.clear();
     }
 
-    void pass(WalCheckpointStats *stats)
+    // True when the WAL holds frames and all of them are in the database now: the next write starts it over.
+    bool pass(WalCheckpointStats *stats)
     {
         QSqlQuery q(QSqlDatabase::database(m_connection, false));
         // Rows: busy (could not finish), frames in the WAL, frames of it copied into the database so far.
@@ -60,13 +61,15 @@ public:
             if (error != m_lastError)
                 qCWarning(lcStore).noquote() << "WAL checkpoint failed (will retry after the next write):" << error;
             m_lastError = error;
-            return;
+            return false;
         }
         m_lastError.clear();
         const qint64 logFrames = q.value(1).toLongLong();
+        const qint64 copied = q.value(2).toLongLong();
         stats->walFrames = logFrames;
-        stats->backlogFrames = logFrames - q.value(2).toLongLong();
+        stats->backlogFrames = logFrames - copied;
         ++stats->passes; // last: a reader that sees the pass counted sees its figures
+        return q.value(0).toInt() == 0 && logFrames > 0 && copied == logFrames;
     }
 
 private:
@@ -127,14 +130,16 @@ void WalCheckpointer::noteCommit()
     WalCheckpointAgent *agent = m_agent;
     WalCheckpointStats *stats = m_stats;
     std::atomic<bool> *scheduled = &m_scheduled;
+    const std::function<void()> *fullyCopied = &m_fullyCopied; // stop() ends the thread before it goes
     const int delayMs = kDefaultDelayMs;
     QMetaObject::invokeMethod(
         agent,
-        [agent, stats, scheduled, delayMs] {
-            QTimer::singleShot(delayMs, agent, [agent, stats, scheduled] {
+        [agent, stats, scheduled, fullyCopied, delayMs] {
+            QTimer::singleShot(delayMs, agent, [agent, stats, scheduled, fullyCopied] {
                 // Cleared first: a commit during this pass schedules the next one.
                 scheduled->store(false);
-                agent->pass(stats);
+                if (agent->pass(stats) && *fullyCopied)
+                    (*fullyCopied)();
             });
         },
         Qt::QueuedConnection);

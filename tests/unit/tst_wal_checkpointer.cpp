@@ -5,11 +5,13 @@
 #include "store/StoreWorker.h"
 #include "store/WalCheckpointer.h"
 
+#include <QFile>
 #include <QFileInfo>
 #include <QScopeGuard>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QtEndian>
 
 using namespace sy;
 
@@ -42,6 +44,17 @@ bool writeBlob(StoreWorker &worker, int bytes)
                    db.exec(QStringLiteral("INSERT INTO ballast (b) VALUES (randomblob(%1))").arg(bytes), e);
         },
         &error);
+}
+
+// The WAL header's checkpoint sequence number (bytes 12-15, big-endian): SQLite adds one each time it starts the
+// WAL over, in the header the first write after that writes (and, with synchronous=NORMAL, syncs).
+qint64 walStartCount(const QString &path)
+{
+    QFile wal(path + QStringLiteral("-wal"));
+    if (!wal.open(QIODevice::ReadOnly))
+        return -1;
+    const QByteArray head = wal.read(16);
+    return head.size() == 16 ? qint64(qFromBigEndian<quint32>(head.constData() + 12)) : -1;
 }
 
 qint64 walBytes(const QString &path)
@@ -142,6 +155,53 @@ private slots:
         QVERIFY(writeBlob(worker, 4096));
         QTRY_VERIFY_WITH_TIMEOUT(stats.passes.load() > passes, 10000);
         QCOMPARE(stats.backlogFrames.load(), 0);
+        QCOMPARE(stats.failures.load(), 0);
+    }
+
+    void aCopiedWalStartsOverWhileTheStoreIsIdle_data()
+    {
+        QTest::addColumn<bool>("ahead");
+        QTest::newRow("default: the idle store starts it over") << true;
+        QTest::newRow("SWITCHYARD_WAL_RESTART=write: the next write does") << false;
+    }
+
+    void aCopiedWalStartsOverWhileTheStoreIsIdle()
+    {
+        // The write that starts a copied WAL over waits inside its COMMIT for the new header's sync. Right after
+        // a pass that copied everything, the idle store makes that write itself, so the next job only appends.
+        QFETCH(bool, ahead);
+        if (!ahead)
+            qputenv("SWITCHYARD_WAL_RESTART", "write");
+        const auto restore = qScopeGuard([] { qunsetenv("SWITCHYARD_WAL_RESTART"); });
+        const QString path = pathFor(ahead ? "restart-ahead" : "restart-on-write");
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(path, &error), qPrintable(error));
+        const WalCheckpointStats &stats = worker.walCheckpointStats();
+        QVERIFY(writeBlob(worker, 64 * 1024));
+        QTRY_VERIFY_WITH_TIMEOUT(stats.passes.load() > 0, 10000);
+        QCOMPARE(stats.backlogFrames.load(), 0);
+        if (ahead)
+            QTRY_COMPARE_WITH_TIMEOUT(stats.restartsAhead.load(), 1, 10000);
+        else
+            QTest::qWait(WalCheckpointer::kDefaultDelayMs); // time enough for a restart that must not come
+        const qint64 before = walStartCount(path);
+        QVERIFY(before >= 0);
+
+        QVERIFY(writeBlob(worker, 4096));
+        QCOMPARE(walStartCount(path), ahead ? before : before + 1);
+        // The restart's own write schedules no pass: an idle store stays idle.
+        const qint64 passes = stats.passes.load();
+        if (ahead) {
+            QTRY_VERIFY_WITH_TIMEOUT(stats.passes.load() > passes, 10000); // the job's write is copied back
+            QTRY_COMPARE_WITH_TIMEOUT(stats.restartsAhead.load(), 2, 10000);
+            const qint64 after = stats.passes.load();
+            QTest::qWait(3 * WalCheckpointer::kDefaultDelayMs);
+            QCOMPARE(stats.passes.load(), after);
+            QCOMPARE(stats.restartsAhead.load(), 2);
+        } else {
+            QCOMPARE(stats.restartsAhead.load(), 0);
+        }
         QCOMPARE(stats.failures.load(), 0);
     }
 
