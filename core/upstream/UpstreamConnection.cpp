@@ -1,5 +1,6 @@
 #include "upstream/UpstreamConnection.h"
 
+#include "upstream/DirectTcpSocket.h"
 #include "upstream/UpstreamCall.h"
 #include "util/SocketIo.h"
 
@@ -18,6 +19,14 @@ namespace sy {
 namespace {
 
 std::atomic<quint64> g_nextConnectionId{1};
+
+// SWITCHYARD_UPSTREAM_SOCKET=qt keeps plain direct connections on QTcpSocket too (A/B runs of that change).
+bool directSocketsWanted()
+{
+    static const bool wanted =
+        DirectTcpSocket::available() && qEnvironmentVariable("SWITCHYARD_UPSTREAM_SOCKET") != QLatin1String("qt");
+    return wanted;
+}
 
 } // namespace
 
@@ -58,8 +67,19 @@ UpstreamConnection::~UpstreamConnection()
 
 void UpstreamConnection::open()
 {
-    if (m_socket)
+    if (m_socket || m_plain)
         return;
+    const QNetworkProxy proxy = effectiveProxy();
+    if (!m_endpoint.tls && m_direct && directSocketsWanted()) {
+        // Plain TCP straight to the upstream: no TLS, no proxy engine, so nothing of QTcpSocket is needed.
+        m_plain = new DirectTcpSocket(UpstreamCall::readBufferBytes, this);
+        connect(m_plain, &DirectTcpSocket::readyRead, this, &UpstreamConnection::readyRead);
+        connect(m_plain, &DirectTcpSocket::closed, this, &UpstreamConnection::onClosed);
+        connect(m_plain, &DirectTcpSocket::connected, this, &UpstreamConnection::onOpened);
+        connect(m_plain, &DirectTcpSocket::bytesWritten, this, &UpstreamConnection::onWritten);
+        m_plain->connectToHost(m_endpoint.host, m_endpoint.port);
+        return;
+    }
     if (m_endpoint.tls) {
         m_ssl = new QSslSocket(this);
         m_socket = m_ssl;
@@ -69,7 +89,7 @@ void UpstreamConnection::open()
     // Bounds what Qt reads ahead of the caller: while a call is paused nothing is read, so once this much is
     // buffered Qt stops reading the socket and TCP flow control pushes back on the upstream.
     m_socket->setReadBufferSize(UpstreamCall::readBufferBytes);
-    m_socket->setProxy(effectiveProxy());
+    m_socket->setProxy(proxy);
     connect(m_socket, &QIODevice::readyRead, this, &UpstreamConnection::readyRead);
     connect(m_socket, &QAbstractSocket::disconnected, this, &UpstreamConnection::onClosed);
     connect(m_socket, &QAbstractSocket::errorOccurred, this, &UpstreamConnection::onClosed);
@@ -119,8 +139,9 @@ void UpstreamConnection::onOpened()
     if (m_closed || m_open)
         return;
     m_open = true;
-    // A request goes out in one write; don't let Nagle hold back its tail.
-    m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    // A request goes out in one write; don't let Nagle hold back its tail (a direct socket set it itself).
+    if (m_socket)
+        m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     emit opened();
 }
 
@@ -137,9 +158,14 @@ void UpstreamConnection::onWritten(qint64 bytes)
 
 void UpstreamConnection::onClosed()
 {
-    if (m_closed || !m_socket)
+    if (m_closed || (!m_socket && !m_plain))
         return;
     m_closed = true;
+    if (m_plain) {
+        m_error = m_plain->errorString();
+        emit closed();
+        return;
+    }
     m_error = m_socket->error() == QAbstractSocket::UnknownSocketError ? QStringLiteral("connection closed")
                                                                        : m_socket->errorString();
     emit closed();
@@ -147,7 +173,10 @@ void UpstreamConnection::onClosed()
 
 bool UpstreamConnection::isReusable() const
 {
-    if (!isOpen() || m_socket->state() != QAbstractSocket::ConnectedState || m_socket->bytesAvailable() > 0)
+    if (!isOpen())
+        return false;
+    if (m_plain ? !m_plain->isConnected() || m_plain->bytesAvailable() > 0
+                : m_socket->state() != QAbstractSocket::ConnectedState || m_socket->bytesAvailable() > 0)
         return false;
 #ifdef Q_OS_UNIX
     // Qt learns about a close from the event loop; the kernel may already know. An idle HTTP connection has
@@ -155,7 +184,7 @@ bool UpstreamConnection::isReusable() const
     // close_notify alert ahead of the close (records Qt handles itself, like session tickets, are read as
     // soon as they arrive, so seeing one here is rare and only costs a new connection). Through a proxy
     // only Qt's view is available.
-    const qintptr fd = m_direct ? m_socket->socketDescriptor() : -1;
+    const qintptr fd = m_plain ? m_plain->descriptor() : m_direct ? m_socket->socketDescriptor() : -1;
     if (fd >= 0) {
         char byte = 0;
         const ssize_t n = ::recv(int(fd), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -170,6 +199,15 @@ void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
 {
     m_writtenAny = false;
     m_writing = true;
+    if (m_plain) {
+        // The direct socket keeps what the kernel does not take at once and reports it with bytesWritten().
+        const qint64 sent = m_plain->write(head, body);
+        m_writtenAny = sent > 0;
+        if (sent > 0 && sent == head.size() + body.size())
+            QMetaObject::invokeMethod(
+                this, [this] { emit written(); }, Qt::QueuedConnection);
+        return;
+    }
     if (!m_socket)
         return;
     qint64 sent = 0;
@@ -208,6 +246,8 @@ void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
 
 bool UpstreamConnection::writtenAll() const
 {
+    if (m_plain)
+        return m_writing && m_writtenAny && m_plain->bytesToWrite() == 0;
     if (!m_socket || !m_writing || !m_writtenAny)
         return false;
     return m_socket->bytesToWrite() == 0 && (!m_ssl || m_ssl->encryptedBytesToWrite() == 0);
@@ -215,16 +255,27 @@ bool UpstreamConnection::writtenAll() const
 
 qint64 UpstreamConnection::bytesAvailable() const
 {
-    return m_socket ? m_socket->bytesAvailable() : 0;
+    return m_plain ? m_plain->bytesAvailable() : m_socket ? m_socket->bytesAvailable() : 0;
 }
 
 QByteArray UpstreamConnection::read(qint64 maxBytes)
 {
+    if (m_plain)
+        return m_plain->read(maxBytes);
     return m_socket ? m_socket->read(maxBytes) : QByteArray();
 }
 
 void UpstreamConnection::close()
 {
+    if (m_plain) {
+        DirectTcpSocket *plain = m_plain;
+        m_plain = nullptr;
+        m_closed = true;
+        disconnect(plain, nullptr, this, nullptr);
+        plain->abort();
+        plain->deleteLater(); // it may be emitting the signal that led here
+        return;
+    }
     if (!m_socket)
         return;
     QTcpSocket *socket = m_socket;

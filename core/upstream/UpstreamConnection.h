@@ -13,6 +13,8 @@ class QSslSocket;
 
 namespace sy {
 
+class DirectTcpSocket;
+
 // Where a connection goes: connections are only shared between calls with equal keys.
 struct UpstreamEndpoint
 {
@@ -29,7 +31,8 @@ struct UpstreamEndpoint
     QString key() const;
 };
 
-// One HTTP/1.1 transport connection to an upstream: a QTcpSocket, or a QSslSocket (ALPN "http/1.1", peer
+// One HTTP/1.1 transport connection to an upstream: a DirectTcpSocket for plain TCP without a proxy (on POSIX),
+// a QTcpSocket through a proxy, or a QSslSocket (ALPN "http/1.1", peer
 // verification against the configured CAs, SNI from the host name) for https, through the endpoint's proxy
 // (HTTP CONNECT or SOCKS5, as QTcpSocket supports them). It knows nothing about HTTP itself; the call that
 // holds it writes one request and reads one response, then hands it back to the pool or closes it.
@@ -96,6 +99,7 @@ private:
     QSslConfiguration m_tls;
     QTcpSocket *m_socket = nullptr;
     QSslSocket *m_ssl = nullptr;
+    DirectTcpSocket *m_plain = nullptr; // instead of m_socket: plain TCP straight to the upstream (POSIX)
     quint64 m_id;
     QElapsedTimer m_idleSince;
     QString m_error;

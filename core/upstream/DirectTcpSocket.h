@@ -1,0 +1,97 @@
+#pragma once
+
+#include <QByteArray>
+#include <QHostAddress>
+#include <QList>
+#include <QObject>
+#include <QString>
+
+class QHostInfo;
+class QSocketNotifier;
+
+namespace sy {
+
+// A plain TCP connection on a descriptor of its own, for an upstream reached without TLS and without a proxy
+// (POSIX only: available() is false elsewhere). It does what QTcpSocket does for such a connection minus what
+// an event stream pays for on every wake-up: Qt asks the kernel how much is waiting (an ioctl) before each
+// read, allocates a buffer chunk for it and copies it out again. Here one recv() per readiness goes into a
+// buffer that is reused, and the descriptor is watched level-triggered, so what one recv() leaves is
+// reported again.
+//
+// Reading is bounded like QTcpSocket::setReadBufferSize(): once readLimit bytes wait unread, the descriptor is
+// no longer watched for reading and TCP flow control pushes back on the peer; read() watches it again.
+// Writing: write() hands the bytes to the kernel at once (head and body in one call) and keeps what it did not
+// take (the body by reference, not copied) until the descriptor is writable.
+class DirectTcpSocket : public QObject
+{
+    Q_OBJECT
+
+public:
+    static constexpr bool available()
+    {
+#ifdef Q_OS_WIN
+        return false;
+#else
+        return true;
+#endif
+    }
+
+    DirectTcpSocket(qint64 readLimit, QObject *parent);
+    ~DirectTcpSocket() override;
+
+    // Resolves host (no lookup for an address literal) and connects to its addresses in turn; connected() or
+    // closed() follows, never synchronously.
+    void connectToHost(const QString &host, quint16 port);
+    // The same for addresses already known, tried in this order.
+    void connectToAddresses(const QList<QHostAddress> &addresses, quint16 port);
+    bool isConnected() const { return m_connected && !m_closed; }
+    bool isClosed() const { return m_closed; }
+    qintptr descriptor() const { return m_fd; }
+    const QString &errorString() const { return m_error; }
+
+    // Bytes the kernel did not take yet stay here; bytesWritten() reports each further part it takes.
+    // Returns how many bytes the kernel took at once.
+    qint64 write(QByteArrayView head, const QByteArray &body);
+    qint64 bytesToWrite() const;
+
+    qint64 bytesAvailable() const { return m_in.size() - m_inPos; }
+    QByteArray read(qint64 maxBytes);
+
+    // Closes the descriptor at once; emits nothing.
+    void abort();
+
+signals:
+    void connected();
+    void readyRead();
+    void bytesWritten(qint64 bytes);
+    // The peer closed or the connection failed; emitted once. Unread bytes stay readable.
+    void closed();
+
+private:
+    void onLookedUp(const QHostInfo &info);
+    void connectNext();
+    void onWritable();
+    void onReadable();
+    void fail(const QString &error);
+    void flushPending();
+    void closeDescriptor();
+
+    qint64 m_readLimit;
+    int m_fd = -1;
+    quint16 m_port = 0;
+    QList<QHostAddress> m_addresses;
+    int m_lookupId = -1;
+    QSocketNotifier *m_readNotifier = nullptr;
+    QSocketNotifier *m_writeNotifier = nullptr;
+    QString m_error;
+    QByteArray m_in; // received bytes; the unread ones start at m_inPos
+    qsizetype m_inPos = 0;
+    QByteArray m_pendingHead; // what the kernel has not taken yet: the head's rest, then the body's
+    QByteArray m_pendingBody;
+    qsizetype m_pendingBodyPos = 0;
+    bool m_connected = false;
+    bool m_closed = false;
+    bool m_peerClosed = false;
+};
+
+} // namespace sy
