@@ -8,6 +8,7 @@
 
 #ifndef Q_OS_WIN
 #include <cerrno>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -113,7 +114,12 @@ void DirectTcpSocket::connectNext()
         in6->sin6_port = htons(m_port);
         const Q_IPV6ADDR bytes = address.toIPv6Address();
         std::memcpy(in6->sin6_addr.s6_addr, bytes.c, sizeof bytes.c);
-        in6->sin6_scope_id = address.scopeId().toUInt();
+        // A scope is a number or an interface name (fe80::1%eth0).
+        const QString scope = address.scopeId();
+        bool numeric = false;
+        in6->sin6_scope_id = scope.toUInt(&numeric);
+        if (!numeric && !scope.isEmpty())
+            in6->sin6_scope_id = ::if_nametoindex(scope.toLocal8Bit().constData());
         length = sizeof(sockaddr_in6);
     }
     m_fd = ::socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

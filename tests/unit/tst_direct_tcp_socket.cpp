@@ -40,6 +40,19 @@ struct Server
     quint16 port() const { return server.serverPort(); }
 };
 
+// Connects socket to the server (listening on 127.0.0.1 from here on) and returns the server's side of the
+// connection, or nullptr.
+QTcpSocket *connectToServer(Server &server, DirectTcpSocket &socket)
+{
+    if (!server.listen())
+        return nullptr;
+    QSignalSpy connected(&socket, &DirectTcpSocket::connected);
+    socket.connectToHost(QStringLiteral("127.0.0.1"), server.port());
+    if (!connected.wait(5000) || !QTest::qWaitFor([&] { return server.accepted.size() == 1; }, 5000))
+        return nullptr;
+    return server.accepted.first();
+}
+
 quint16 closedPort()
 {
     QTcpServer probe;
@@ -61,6 +74,7 @@ private slots:
     void connectsByNameAndCarriesBothWays();
     void aRefusingAddressGivesWayToTheNext();
     void refusedEverywhereIsClosedWithTheReason();
+    void connectsOverIpv6();
     void readingStopsAtTheLimitUntilTheReaderTakes();
     void aWriteTheKernelTakesInPartsIsFinishedLater();
     void thePeersCloseLeavesItsLastBytesReadable();
@@ -127,16 +141,28 @@ void TestDirectTcpSocket::refusedEverywhereIsClosedWithTheReason()
     QCOMPARE(socket.write("GET", {}), qint64(0));
 }
 
+void TestDirectTcpSocket::connectsOverIpv6()
+{
+    QTcpServer server;
+    if (!server.listen(QHostAddress::LocalHostIPv6))
+        QSKIP("no IPv6 loopback on this machine");
+    DirectTcpSocket socket(kLimit, nullptr);
+    QSignalSpy connected(&socket, &DirectTcpSocket::connected);
+    socket.connectToHost(QStringLiteral("::1"), server.serverPort());
+    QVERIFY2(connected.wait(5000), qPrintable(socket.errorString()));
+    QTRY_VERIFY(server.hasPendingConnections());
+    QTcpSocket *peer = server.nextPendingConnection();
+    QCOMPARE(peer->peerAddress(), QHostAddress(QHostAddress::LocalHostIPv6));
+    QCOMPARE(socket.write("ping", {}), qint64(4));
+    QTRY_COMPARE(peer->bytesAvailable(), qint64(4));
+}
+
 void TestDirectTcpSocket::readingStopsAtTheLimitUntilTheReaderTakes()
 {
     Server server;
-    QVERIFY(server.listen());
     DirectTcpSocket socket(kLimit, nullptr);
-    QSignalSpy connected(&socket, &DirectTcpSocket::connected);
-    socket.connectToHost(QStringLiteral("127.0.0.1"), server.port());
-    QVERIFY(connected.wait(5000));
-    QTRY_COMPARE(server.accepted.size(), 1);
-    QTcpSocket *peer = server.accepted.first();
+    QTcpSocket *peer = connectToServer(server, socket);
+    QVERIFY(peer);
     const QByteArray sent = pattern(kLarge);
     peer->write(sent);
 
@@ -163,13 +189,9 @@ void TestDirectTcpSocket::readingStopsAtTheLimitUntilTheReaderTakes()
 void TestDirectTcpSocket::aWriteTheKernelTakesInPartsIsFinishedLater()
 {
     Server server;
-    QVERIFY(server.listen());
     DirectTcpSocket socket(kLimit, nullptr);
-    QSignalSpy connected(&socket, &DirectTcpSocket::connected);
-    socket.connectToHost(QStringLiteral("127.0.0.1"), server.port());
-    QVERIFY(connected.wait(5000));
-    QTRY_COMPARE(server.accepted.size(), 1);
-    QTcpSocket *peer = server.accepted.first();
+    QTcpSocket *peer = connectToServer(server, socket);
+    QVERIFY(peer);
     peer->setReadBufferSize(1024); // the peer reads nothing more for now
 
     QSignalSpy written(&socket, &DirectTcpSocket::bytesWritten);
@@ -202,14 +224,10 @@ void TestDirectTcpSocket::aWriteTheKernelTakesInPartsIsFinishedLater()
 void TestDirectTcpSocket::thePeersCloseLeavesItsLastBytesReadable()
 {
     Server server;
-    QVERIFY(server.listen());
     DirectTcpSocket socket(kLimit, nullptr);
-    QSignalSpy connected(&socket, &DirectTcpSocket::connected);
     QSignalSpy closed(&socket, &DirectTcpSocket::closed);
-    socket.connectToHost(QStringLiteral("127.0.0.1"), server.port());
-    QVERIFY(connected.wait(5000));
-    QTRY_COMPARE(server.accepted.size(), 1);
-    QTcpSocket *peer = server.accepted.first();
+    QTcpSocket *peer = connectToServer(server, socket);
+    QVERIFY(peer);
     peer->write("last words");
     peer->disconnectFromHost();
     QVERIFY(closed.wait(5000));
