@@ -4,6 +4,7 @@
 
 #include <QHostInfo>
 #include <QSocketNotifier>
+#include <QTimer>
 #include <cstring>
 
 #ifndef Q_OS_WIN
@@ -143,6 +144,21 @@ void DirectTcpSocket::connectNext()
     }
     m_writeNotifier = new QSocketNotifier(m_fd, QSocketNotifier::Write, this);
     connect(m_writeNotifier, &QSocketNotifier::activated, this, &DirectTcpSocket::onWritable);
+    // An address that never answers gives way to the next one after a while, as with QTcpSocket; the last
+    // one is left to the caller's own connect budget.
+    if (!m_addresses.isEmpty()) {
+        if (!m_attemptTimer) {
+            m_attemptTimer = new QTimer(this);
+            m_attemptTimer->setSingleShot(true);
+            connect(m_attemptTimer, &QTimer::timeout, this, [this] {
+                if (m_connected || m_closed)
+                    return;
+                m_error = QStringLiteral("Connection timed out");
+                connectNext();
+            });
+        }
+        m_attemptTimer->start(m_attemptTimeoutMs);
+    }
 }
 
 void DirectTcpSocket::onWritable()
@@ -160,6 +176,8 @@ void DirectTcpSocket::onWritable()
             return;
         }
         m_connected = true;
+        if (m_attemptTimer)
+            m_attemptTimer->stop();
         m_addresses.clear();
         m_error.clear();
         m_writeNotifier->setEnabled(false);
@@ -258,6 +276,8 @@ void DirectTcpSocket::onReadable()
 
 void DirectTcpSocket::closeDescriptor()
 {
+    if (m_attemptTimer)
+        m_attemptTimer->stop();
     delete m_readNotifier;
     m_readNotifier = nullptr;
     delete m_writeNotifier;

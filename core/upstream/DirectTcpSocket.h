@@ -8,6 +8,7 @@
 
 class QHostInfo;
 class QSocketNotifier;
+class QTimer;
 
 namespace sy {
 
@@ -44,6 +45,11 @@ public:
     void connectToHost(const QString &host, quint16 port);
     // The same for addresses already known, tried in this order.
     void connectToAddresses(const QList<QHostAddress> &addresses, quint16 port);
+    // How long an address that neither accepts nor refuses is waited for while others remain (default 30 s).
+    void setAttemptTimeout(int ms)
+    {
+        m_attemptTimeoutMs = ms;
+    }
     bool isConnected() const { return m_connected && !m_closed; }
     bool isClosed() const { return m_closed; }
     qintptr descriptor() const { return m_fd; }
@@ -83,6 +89,8 @@ private:
     int m_lookupId = -1;
     QSocketNotifier *m_readNotifier = nullptr;
     QSocketNotifier *m_writeNotifier = nullptr;
+    QTimer *m_attemptTimer = nullptr;
+    int m_attemptTimeoutMs = 30000;
     QString m_error;
     QByteArray m_in; // received bytes; the unread ones start at m_inPos
     qsizetype m_inPos = 0;

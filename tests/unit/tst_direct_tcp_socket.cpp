@@ -7,6 +7,9 @@
 #include <QTcpSocket>
 #include <QTest>
 #include <memory>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using sy::DirectTcpSocket;
 
@@ -75,6 +78,7 @@ private slots:
     void aRefusingAddressGivesWayToTheNext();
     void refusedEverywhereIsClosedWithTheReason();
     void connectsOverIpv6();
+    void anAddressThatNeverAnswersGivesWayAfterTheAttemptTimeout();
     void readingStopsAtTheLimitUntilTheReaderTakes();
     void aWriteTheKernelTakesInPartsIsFinishedLater();
     void thePeersCloseLeavesItsLastBytesReadable();
@@ -155,6 +159,43 @@ void TestDirectTcpSocket::connectsOverIpv6()
     QCOMPARE(peer->peerAddress(), QHostAddress(QHostAddress::LocalHostIPv6));
     QCOMPARE(socket.write("ping", {}), qint64(4));
     QTRY_COMPARE(peer->bytesAvailable(), qint64(4));
+}
+
+void TestDirectTcpSocket::anAddressThatNeverAnswersGivesWayAfterTheAttemptTimeout()
+{
+    // 127.0.0.1:port answers nothing: a listener with a backlog of 0 whose queue two connections fill, so the
+    // kernel drops further SYNs and a connect stays in progress.
+    const int hole = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    QVERIFY(hole >= 0);
+    const std::unique_ptr<int, void (*)(int *)> closeHole(new int(hole), [](int *fd) {
+        ::close(*fd);
+        delete fd;
+    });
+    sockaddr_in in{};
+    in.sin_family = AF_INET;
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    QCOMPARE(::bind(hole, reinterpret_cast<sockaddr *>(&in), sizeof in), 0);
+    QCOMPARE(::listen(hole, 0), 0);
+    socklen_t length = sizeof in;
+    QCOMPARE(::getsockname(hole, reinterpret_cast<sockaddr *>(&in), &length), 0);
+    const quint16 port = ntohs(in.sin_port);
+    QTcpSocket fill1, fill2;
+    fill1.connectToHost(QHostAddress::LocalHost, port);
+    fill2.connectToHost(QHostAddress::LocalHost, port);
+    QTest::qWait(100);
+    // The next address on the same port answers.
+    Server server;
+    QVERIFY(server.server.listen(QHostAddress(QStringLiteral("127.0.0.2")), port));
+
+    DirectTcpSocket socket(kLimit, nullptr);
+    socket.setAttemptTimeout(300);
+    QSignalSpy connected(&socket, &DirectTcpSocket::connected);
+    socket.connectToAddresses({QHostAddress::LocalHost, QHostAddress(QStringLiteral("127.0.0.2"))}, port);
+    QTest::qWait(150);
+    QCOMPARE(connected.size(), 0); // still waiting for the first address
+    QVERIFY(connected.wait(5000));
+    QTRY_COMPARE(server.accepted.size(), 1);
+    QCOMPARE(server.accepted.first()->localAddress(), QHostAddress(QStringLiteral("127.0.0.2")));
 }
 
 void TestDirectTcpSocket::readingStopsAtTheLimitUntilTheReaderTakes()
