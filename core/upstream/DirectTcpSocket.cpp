@@ -6,6 +6,7 @@
 #include <QSocketNotifier>
 #include <QTimer>
 #include <cstring>
+#include <memory>
 
 #ifndef Q_OS_WIN
 #include <cerrno>
@@ -22,6 +23,8 @@ namespace {
 
 // Each readiness reads at most this much; what is left is reported again by the next wait.
 constexpr qsizetype kReceiveBytes = 16 * 1024;
+// A connection's buffer keeps its capacity once it is read empty, unless a burst made it larger than this.
+constexpr qsizetype kKeptCapacity = 4 * 1024;
 
 #ifndef Q_OS_WIN
 QString systemError(int error)
@@ -253,18 +256,17 @@ void DirectTcpSocket::onReadable()
         m_readNotifier->setEnabled(false);
         return;
     }
-    if (m_inPos > 0 && m_inPos == m_in.size()) {
-        m_in.resize(0); // keeps the capacity
-        m_inPos = 0;
-    }
-    const qsizetype start = m_in.size();
-    m_in.resize(start + kReceiveBytes);
+    // Received into one scratch buffer per thread and then appended: an event is a few hundred bytes, and 256
+    // open streams each holding a 16 KiB buffer for them would cost 4 MiB.
+    thread_local std::unique_ptr<char[]> scratch;
+    if (!scratch)
+        scratch.reset(new char[size_t(kReceiveBytes)]);
     ssize_t n;
     do {
-        n = ::recv(m_fd, m_in.data() + start, size_t(kReceiveBytes), MSG_DONTWAIT);
+        n = ::recv(m_fd, scratch.get(), size_t(kReceiveBytes), MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
-    m_in.resize(start + qMax<ssize_t>(n, 0));
     if (n > 0) {
+        m_in.append(scratch.get(), qsizetype(n));
         emit readyRead();
         return;
     }
@@ -301,7 +303,10 @@ QByteArray DirectTcpSocket::read(qint64 maxBytes)
     QByteArray out(m_in.constData() + m_inPos, n);
     m_inPos += n;
     if (m_inPos == m_in.size()) {
-        m_in.resize(0);
+        if (m_in.capacity() > kKeptCapacity)
+            m_in = QByteArray();
+        else
+            m_in.resize(0); // keeps the capacity
         m_inPos = 0;
     } else if (m_inPos >= m_in.size() / 2) {
         // Moved down by hand: QByteArray::remove() would keep the space in front and soon reallocate.
