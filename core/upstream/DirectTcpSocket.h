@@ -1,5 +1,7 @@
 #pragma once
 
+#include "util/SocketIo.h"
+
 #include <QByteArray>
 #include <QHostAddress>
 #include <QList>
@@ -28,14 +30,7 @@ class DirectTcpSocket : public QObject
     Q_OBJECT
 
 public:
-    static constexpr bool available()
-    {
-#ifdef Q_OS_WIN
-        return false;
-#else
-        return true;
-#endif
-    }
+    static constexpr bool available() { return socketIoAvailable(); }
 
     DirectTcpSocket(qint64 readLimit, QObject *parent);
     ~DirectTcpSocket() override;
