@@ -56,6 +56,19 @@ bool isTurnRoute(Route route)
     return route == Route::CodexResponses || route == Route::V1Responses || route == Route::V1ChatCompletions;
 }
 
+// What the SQLite WAL checkpointer has done (store/WalCheckpointer.h); all zero when the store connection
+// checkpoints itself (PostgreSQL, SWITCHYARD_WAL_CHECKPOINT=store).
+QJsonObject walStatusJson(const WalCheckpointStats &wal)
+{
+    return {
+        {QStringLiteral("checkpoint_passes"), wal.passes.load()},
+        {QStringLiteral("checkpoint_failures"), wal.failures.load()},
+        {QStringLiteral("frames"), wal.walFrames.load()},
+        {QStringLiteral("backlog_frames"), wal.backlogFrames.load()},
+        {QStringLiteral("restarts_ahead"), wal.restartsAhead.load()},
+    };
+}
+
 } // namespace
 
 ProxyService::ProxyService(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
@@ -487,13 +500,13 @@ QByteArray ProxyService::statusJson() const
          m_pool->pinnedAccountId().isEmpty() ? QJsonValue() : QJsonValue(m_pool->pinnedAccountId())},
         {QStringLiteral("pin_strict"), m_pool->pinStrict()},
         {QStringLiteral("store_writable"), m_store->writable()},
-        {QStringLiteral("store_problem"),
-         m_store->writable() ? QJsonValue() : QJsonValue(m_store->unwritableReason())},
+        {QStringLiteral("store_problem"), m_store->writable() ? QJsonValue() : QJsonValue(m_store->unwritableReason())},
         // Request-log writes of finished turns waiting in memory for the store, and those given up on.
         {QStringLiteral("store_pending_writes"), m_store->pendingWrites()},
         {QStringLiteral("store_lost_writes"), m_store->lostWrites()},
         // Warm-ups of the idle store thread ahead of a claim that ran (StoreWorker::warmUp).
         {QStringLiteral("store_warm_ups"), qint64(m_store->warmUps())},
+        {QStringLiteral("store_wal"), walStatusJson(m_store->walCheckpointStats())},
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
         {QStringLiteral("draining"), m_draining},

@@ -128,6 +128,47 @@ private slots:
         QCOMPARE(r->status, 200);
     }
 
+    // /api/status counts what the WAL checkpointer did: after a turn's writes a pass copies the WAL and the idle
+    // store thread starts it over ahead of the next write (store/WalCheckpointer.h). With the checkpoints left
+    // to the store connection (SWITCHYARD_WAL_CHECKPOINT=store) there is no checkpointer and they stay zero.
+    void statusCountsWalCheckpointsAndRestartsAhead_data()
+    {
+        QTest::addColumn<bool>("checkpointer");
+        QTest::newRow("checkpointer") << true;
+        QTest::newRow("store checkpoints itself") << false;
+    }
+
+    void statusCountsWalCheckpointsAndRestartsAhead()
+    {
+        QFETCH(bool, checkpointer);
+        m_proxy = std::make_unique<ProxyProcess>();
+        if (!checkpointer)
+            m_proxy->setEnv(QStringLiteral("SWITCHYARD_WAL_CHECKPOINT"), QStringLiteral("store"));
+        QVERIFY2(m_proxy->addAccounts(1), qPrintable(m_proxy->errorString()));
+        QVERIFY2(m_proxy->start(m_fake.baseUrl()), qPrintable(m_proxy->errorString()));
+        for (int i = 0; i < 3; ++i) {
+            auto turn = send("/backend-api/codex/responses", codexBody(QStringLiteral("wal %1").arg(i)),
+                             {{"session-id", session()}});
+            QVERIFY(turn);
+            const std::optional<RawResponse> r = turn->readResponse(15000);
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+        }
+        const auto wal = [this] { return status().value(QLatin1String("store_wal")).toObject(); };
+        if (checkpointer) {
+            QTRY_VERIFY_WITH_TIMEOUT(wal().value(QLatin1String("restarts_ahead")).toInteger() >= 1, 10000);
+            const QJsonObject w = wal();
+            QVERIFY(w.value(QLatin1String("checkpoint_passes")).toInteger() >= 1);
+            QCOMPARE(w.value(QLatin1String("checkpoint_failures")).toInteger(-1), 0);
+            QVERIFY(w.value(QLatin1String("backlog_frames")).toInteger(-1) >= 0);
+        } else {
+            QTest::qWait(1500); // several checkpointer delays (200 ms): a checkpointer would have passed by now
+            const QJsonObject w = wal();
+            for (const char *key : {"checkpoint_passes", "frames", "restarts_ahead"})
+                QCOMPARE(w.value(QLatin1String(key)).toInteger(-1), 0);
+        }
+    }
+
     // Point 9: a streaming turn's slot shows its owner replica, epoch and lease; the turn shows its stage and
     // the remaining time of each running budget; the CLI prints the same state.
     void statusShowsOwnerSlotsAndStageBudgets()
