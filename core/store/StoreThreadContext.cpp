@@ -143,7 +143,7 @@ bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)
     // if the claim is submitted before that thread runs again, the claim goes first and the warm-up is dropped.
     if (!m_queue.empty() || !m_urgent.empty() || m_inUnit.load())
         return false;
-    StoreQueuedJob queued{std::move(job), false, nullptr, {}};
+    StoreQueuedJob queued{std::move(job), false, nullptr, true, {}};
     queued.warmUpAfter = m_unitsStarted;
     m_queue.push_back(std::move(queued));
     if (m_drainPosted)
@@ -337,17 +337,16 @@ void StoreThreadContext::requeueFront(std::vector<StoreQueuedJob> &group, size_t
     }
 }
 
-void StoreThreadContext::deliver(const StoreQueuedJob &job, const JobResult &result)
+void StoreThreadContext::deliver(const StoreQueuedJob &job, const JobResult &result) const
 {
     if (!job.onDone)
         return;
-    if (!job.context) {
+    if (job.onStoreThread) {
         job.onDone(result.ok, result.error);
         return;
     }
-    QMetaObject::invokeMethod(
-        job.context, [onDone = job.onDone, ok = result.ok, error = result.error] { onDone(ok, error); },
-        Qt::QueuedConnection);
+    m_owner->m_contexts.post(job.context,
+                             [onDone = job.onDone, ok = result.ok, error = result.error] { onDone(ok, error); });
 }
 
 void StoreThreadContext::syncWritable()

@@ -6,6 +6,7 @@
 
 #include <QMutex>
 #include <QObject>
+#include <QPointer>
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -21,7 +22,9 @@ struct StoreQueuedJob
 {
     StoreWorker::Job job;
     bool write = true;
-    QObject *context = nullptr;
+    // onDone's thread: the submitter's context (dropped once it is destroyed), or the store thread itself.
+    QPointer<QObject> context;
+    bool onStoreThread = true;
     StoreWorker::Done onDone;
     QString retainLabel; // non-empty: submitRetained() (kept through a store outage)
     bool urgent = false; // submitUrgent(): runs before the queued jobs that are not
@@ -64,7 +67,7 @@ private:
     void runGroup(std::vector<StoreQueuedJob> &group);
     bool transactionStillOpen();
     void requeueFront(std::vector<StoreQueuedJob> &group, size_t from);
-    static void deliver(const StoreQueuedJob &job, const JobResult &result);
+    void deliver(const StoreQueuedJob &job, const JobResult &result) const;
     // After deliver(): a retained job that failed while the store is down goes back to the worker to wait.
     void afterRetained(const StoreQueuedJob &job, const JobResult &result);
     void syncWritable();

@@ -139,13 +139,12 @@ void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, co
             return;
         const QString error = QStringLiteral("store is not running");
         if (context)
-            QMetaObject::invokeMethod(
-                context, [onDone, error] { onDone(false, error); }, Qt::QueuedConnection);
+            m_contexts.post(m_contexts.watch(context), [onDone, error] { onDone(false, error); });
         else
             onDone(false, error);
         return;
     }
-    StoreQueuedJob queued{std::move(job), write, context, std::move(onDone)};
+    StoreQueuedJob queued{std::move(job), write, m_contexts.watch(context), context == nullptr, std::move(onDone)};
     queued.retainLabel = retainLabel;
     queued.urgent = urgent;
     m_context->push(std::move(queued));
@@ -160,6 +159,7 @@ int StoreWorker::pendingWrites() const
 void StoreWorker::retain(StoreQueuedJob job)
 {
     job.context = nullptr;
+    job.onStoreThread = true;
     job.onDone = {}; // the caller heard of the failure already; a retry only writes
     if (m_writable.load()) {
         m_context->push(std::move(job));
@@ -202,11 +202,11 @@ bool StoreWorker::runBlocking(Job job, QString *error, bool write)
     bool ok = false;
     QString text;
     QSemaphore done;
-    m_context->push(StoreQueuedJob{std::move(job), write, nullptr, [&](bool jobOk, const QString &jobError) {
-                                  ok = jobOk;
-                                  text = jobError;
-                                  done.release();
-                              }});
+    m_context->push(StoreQueuedJob{std::move(job), write, nullptr, true, [&](bool jobOk, const QString &jobError) {
+                                       ok = jobOk;
+                                       text = jobError;
+                                       done.release();
+                                   }});
     done.acquire();
     if (!ok && error)
         *error = text;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "store/WalCheckpointer.h"
+#include "util/GuardedContexts.h"
 
 #include <QMutex>
 #include <QObject>
@@ -139,6 +140,8 @@ private:
     std::atomic<qint64> m_lostWrites{0};
     std::atomic<quint64> m_warmUps{0};
     WalCheckpointStats m_walStats;
+    // Where onDone callbacks go: to their context's thread unless it is destroyed (also during a shutdown).
+    GuardedContexts m_contexts;
     int m_reprobeIntervalMs = 1000;
     int m_changePollIntervalMs = 1000;
     int m_groupMaxJobs = 64;

@@ -175,9 +175,13 @@ private slots:
         // Generous: the drain may wait for in-flight turns up to request_total_s / 20 + 5 s (35 s by default).
         // A failure shows the replica's debug log.
         const int firstExit = first.stop(60000);
-        QVERIFY2(firstExit == 0, first.serveStderr().right(4000).constData());
+        QVERIFY2(
+            firstExit == 0,
+            QByteArray("exit " + QByteArray::number(firstExit) + ": " + first.serveStderr().right(4000)).constData());
         const int secondExit = second.stop(60000);
-        QVERIFY2(secondExit == 0, second.serveStderr().right(4000).constData());
+        QVERIFY2(
+            secondExit == 0,
+            QByteArray("exit " + QByteArray::number(secondExit) + ": " + second.serveStderr().right(4000)).constData());
         verifyNothingLeaks(first.serveStderr(), first.accounts(), "first replica's stderr");
         verifyNothingLeaks(second.serveStderr(), first.accounts(), "second replica's stderr");
         verifyNothingLeaks(listed.out + listed.err, first.accounts(), "accounts list");
