@@ -229,6 +229,15 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
             >/dev/null 2>&1 &
         perf_pid=$!
     fi
+    local sched_pid=""
+    if [ -n "${BENCH_SCHED:-}" ]; then
+        # Profiling aid (not part of the table): BENCH_SCHED=PREFIX records the scheduler on every CPU during
+        # each load run (who woke whom, and how long each waited for a CPU): `perf sched latency -i FILE` or
+        # `perf sched timehist -w -i FILE`.
+        perf sched record -a -o "$BENCH_SCHED.$scen.$target.data" >/dev/null 2>&1 &
+        sched_pid=$!
+        sleep 0.5
+    fi
     local strace_pid=""
     if [ -n "${BENCH_SYSCALLS:-}" ] && [ "$target" != direct ]; then
         # Profiling aid (not part of the table): BENCH_SYSCALLS=PREFIX counts the proxy's system calls per run
@@ -244,6 +253,7 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     c1=$(cpu_ticks $pids)
     t1=$(date +%s%N)
     [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; }
+    [ -n "$sched_pid" ] && { kill -INT "$sched_pid"; wait "$sched_pid" 2>/dev/null || true; }
     [ -n "$strace_pid" ] && { kill -INT "$strace_pid"; wait "$strace_pid" 2>/dev/null || true; }
     if [ "$target" = switchyard ]; then
         # How busy the one proxy thread was over the whole run (warm-up included): near 100 % it is the limit.
