@@ -60,6 +60,9 @@ public:
 
     AccountPool(std::shared_ptr<const Config> config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
                 QObject *parent = nullptr);
+    ~AccountPool() override;
+    // How long after a turn's usage arrived it is stored (see the constructor).
+    static constexpr int kUsageWriteDelayMs = 5;
     // A configuration reloaded while running: strategy, slots_per_account, backoff_max_s, the gate's bounds and
     // the leases apply from the next selection, claim or renewal on.
     void setConfig(std::shared_ptr<const Config> config);
@@ -167,6 +170,10 @@ private:
     QHash<QString, QPair<QString, QString>> m_refreshEgress;
     EgressSelector *m_egress = nullptr;
     QHash<QString, qint64> m_usageWrittenMs;   // when each account's usage was last stored
+    // Usage to store, written kUsageWriteDelayMs after it arrived (recordUsage) or when the pool goes.
+    QHash<QString, UsageRecord> m_usageToWrite;
+    QTimer m_usageWriteTimer;
+    void writePendingUsage();
     bool m_loading = false;
     int m_pendingTokenLoads = 0;
     QList<std::function<void()>> m_tokensSettled;
