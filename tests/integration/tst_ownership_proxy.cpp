@@ -50,9 +50,11 @@ class TestOwnershipProxy : public QObject
     FakeUpstreamProcess m_fake;
     std::unique_ptr<ProxyProcess> m_proxy;
 
-    QString start(int accounts, const QJsonObject &config)
+    QString start(int accounts, const QJsonObject &config, const QHash<QString, QString> &env = {})
     {
         m_proxy = std::make_unique<ProxyProcess>();
+        for (auto it = env.begin(); it != env.end(); ++it)
+            m_proxy->setEnv(it.key(), it.value());
         QJsonObject c = config;
         c.insert(QStringLiteral("strategy"), QStringLiteral("round_robin"));
         m_proxy->setConfig(c);
@@ -141,11 +143,11 @@ private slots:
     void statusCountsWalCheckpointsAndRestartsAhead()
     {
         QFETCH(bool, checkpointer);
-        m_proxy = std::make_unique<ProxyProcess>();
+        QHash<QString, QString> env;
         if (!checkpointer)
-            m_proxy->setEnv(QStringLiteral("SWITCHYARD_WAL_CHECKPOINT"), QStringLiteral("store"));
-        QVERIFY2(m_proxy->addAccounts(1), qPrintable(m_proxy->errorString()));
-        QVERIFY2(m_proxy->start(m_fake.baseUrl()), qPrintable(m_proxy->errorString()));
+            env.insert(QStringLiteral("SWITCHYARD_WAL_CHECKPOINT"), QStringLiteral("store"));
+        const QString error = start(1, {}, env);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
         for (int i = 0; i < 3; ++i) {
             auto turn = send("/backend-api/codex/responses", codexBody(QStringLiteral("wal %1").arg(i)),
                              {{"session-id", session()}});
