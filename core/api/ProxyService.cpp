@@ -3,9 +3,9 @@
 #include "api/Passthrough.h"
 #include "api/RouteTable.h"
 #include "api/Turn.h"
-#include "config/ConfigWatcher.h"
 #include "apikeys/ApiKey.h"
 #include "apikeys/ApiKeyCheck.h"
+#include "config/ConfigWatcher.h"
 #include "store/ApiKeyRepository.h"
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
@@ -17,15 +17,16 @@
 #include "util/Clock.h"
 #include "util/Faults.h"
 #include "util/Ids.h"
+#include "util/LargeBufferPool.h"
 
 #include <QEventLoop>
 #include <QFileInfo>
-#include <QLoggingCategory>
-#include <QPointer>
-#include <QTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLoggingCategory>
+#include <QPointer>
+#include <QTimer>
 
 Q_LOGGING_CATEGORY(lcProxyConfig, "switchyard.config")
 
@@ -90,6 +91,8 @@ QString ProxyService::start()
     m_pool = new AccountPool(m_config, m_clock, m_store, m_secrets, this);
     m_server = new HttpServer(this);
     m_server->setClock(&m_clock);
+    // Large request bodies and their parser are kept for the next large request, 10-20 s after their last use.
+    LargeBufferPool::startSweeping(this, kLargeBufferSweepMs);
     applyFrontDoorSettings();
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
     // A turn's head arrives 50-100 us before its claim is submitted (the body is read, scanned and routed in
@@ -484,6 +487,19 @@ QJsonObject ProxyService::configStatusJson() const
     };
 }
 
+namespace {
+
+QJsonObject largeBuffersJson()
+{
+    // This thread's pool: the one its turns and connections use.
+    const LargeBufferPool &pool = LargeBufferPool::local();
+    return {{QStringLiteral("buffers"), pool.buffersKept()},
+            {QStringLiteral("kept_bytes"), qint64(pool.bytesKept())},
+            {QStringLiteral("reuses"), qint64(pool.reuses())}};
+}
+
+} // namespace
+
 QByteArray ProxyService::statusJson() const
 {
     QJsonArray turns;
@@ -507,6 +523,8 @@ QByteArray ProxyService::statusJson() const
         // Warm-ups of the idle store thread ahead of a claim that ran (StoreWorker::warmUp).
         {QStringLiteral("store_warm_ups"), qint64(m_store->warmUps())},
         {QStringLiteral("store_wal"), walStatusJson(m_store->walCheckpointStats())},
+        // Memory of large bodies and their parser kept for the next large request (LargeBufferPool).
+        {QStringLiteral("large_buffers"), largeBuffersJson()},
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
         {QStringLiteral("draining"), m_draining},

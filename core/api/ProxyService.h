@@ -30,6 +30,9 @@ class ProxyService : public QObject
     Q_OBJECT
 
 public:
+    // How often the proxy thread's LargeBufferPool drops what went unused.
+    static constexpr int kLargeBufferSweepMs = 10 * 1000;
+
     ProxyService(const Config &config, const Clock &clock, StoreWorker *store, SecretStore *secrets,
                  QObject *parent = nullptr);
     ~ProxyService() override;

@@ -9,9 +9,10 @@
 #include "routing/Cooldown.h"
 #include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
-#include "util/Faults.h"
 #include "upstream/egress/EgressSelector.h"
+#include "util/Faults.h"
 #include "util/Ids.h"
+#include "util/LargeBufferPool.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -70,6 +71,8 @@ Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *
 Turn::~Turn()
 {
     dropCall();
+    // A turn that ends before its first event still has its body.
+    LargeBufferPool::local().giveBack(std::exchange(m_upstreamBody, QByteArray()));
     releaseSlot();
     if (!m_settled)
         handOverAnchor(); // never settled (a shutdown that did not drain): nothing will write it
@@ -379,8 +382,9 @@ void Turn::onEvent(const SseEvent &event)
         }
         m_forwardedEvent = true;
         // No attempt can follow (no failover, retry or refresh once the client has an event): the body that
-        // every attempt sends is no longer needed, and with 256 open streams of 40 KiB bodies it adds up.
-        m_upstreamBody = QByteArray();
+        // every attempt sends is no longer needed, and with 256 open streams of 40 KiB bodies it adds up. A large
+        // one's memory, written already, takes the next large body (kept only if no one else holds it).
+        LargeBufferPool::local().giveBack(std::exchange(m_upstreamBody, QByteArray()));
         m_state = State::Streaming;
         m_budget.firstEvent();
         armDeadline(); // from now on stream_idle and stream_max apply

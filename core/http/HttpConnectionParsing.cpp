@@ -2,6 +2,7 @@
 #include "http/BodyDecoder.h"
 #include "http/HttpConnection.h"
 #include "util/Clock.h"
+#include "util/LargeBufferPool.h"
 #include "util/LargeBuffers.h"
 #include "util/SocketIo.h"
 
@@ -241,13 +242,18 @@ int HttpConnection::onBody(const char *at, size_t length)
             // http_parser counts content_length down as it delivers the body: this is what is left, this
             // callback's bytes included. One exact allocation instead of repeated growth (and its slack kept
             // for the whole turn); onHeadersComplete already refused anything above the maximum.
-            m_body.reserve(
+            const qsizetype bytes =
                 qsizetype(qMin<quint64>(m_parser->content_length + length, quint64(m_config.maxBodyBytes))) +
-                qsizetype(kBodySlack));
-            if (m_parser->content_length >= kDirectReadMinBodyBytes) {
+                qsizetype(kBodySlack);
+            // A large body goes where the previous one was (its pages are there already), if it fits; a new
+            // one gets a little more room, for the next turn of a growing conversation (LargeBufferPool).
+            m_body = LargeBufferPool::local().takeBuffer(bytes);
+            if (m_body.isNull()) {
+                m_body.reserve(LargeBufferPool::roomFor(bytes));
                 adviseLargeBuffer(m_body.data(), m_body.capacity());
-                setDirectBodyRead(true);
             }
+            if (m_parser->content_length >= kDirectReadMinBodyBytes)
+                setDirectBodyRead(true);
         }
         m_body.append(at, qsizetype(length));
     }

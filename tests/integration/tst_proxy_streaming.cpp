@@ -546,6 +546,41 @@ private slots:
         QCOMPARE(seen.value(QLatin1String("body_size")).toInt(), int(plain.size()));
     }
 
+    // bench/README.md "A large upload into memory already written": the proxy thread keeps a large body's
+    // memory and its parser for the next large body. Each body must still go upstream byte for byte, and
+    // /api/status must show the reuse (the body's buffer and the parser of every turn after the first).
+    void largeBodiesReuseTheMemoryOfTheLastOne()
+    {
+        const auto reuses = [this] {
+            const HttpResult st = httpRequest("GET", QUrl(m_proxy.url(QStringLiteral("/api/status"))));
+            return QJsonDocument::fromJson(st.body).object().value(QLatin1String("large_buffers")).toObject();
+        };
+        const qint64 before = reuses().value(QLatin1String("reuses")).toInteger(-1);
+        QVERIFY(before >= 0);
+        for (int i = 0; i < 3; ++i) {
+            QJsonObject body = codexBody(QStringLiteral("ECHO: large body %1").arg(i));
+            // About 600 KiB of history (max_body_mb is 1 here), a little more each turn (as a conversation grows),
+            // different bytes.
+            body.insert(QStringLiteral("instructions"),
+                        QString(QStringLiteral("Turn %1 of a long session. ").arg(i)).repeated(21000 + i * 100));
+            body.insert(QStringLiteral("prompt_cache_key"), QStringLiteral("sess-large-body"));
+            const QByteArray bytes = compact(body);
+            const SseResult r =
+                sseRequest("POST", proxyUrl(QStringLiteral("/backend-api/codex/responses")), kSse, bytes);
+            QVERIFY2(r.status == 200, r.body.constData());
+            QCOMPARE(responsesText(r.events), QStringLiteral("large body %1").arg(i));
+            const QJsonObject seen = fakeEntry(r.header("x-request-id"));
+            QCOMPARE(seen.value(QLatin1String("body_size")).toInt(), int(bytes.size()));
+            QCOMPARE(seen.value(QLatin1String("body")).toObject(), body);
+        }
+        // The turn gives its body back when it ends, after the client has its last event: wait for it.
+        QTRY_VERIFY_WITH_TIMEOUT(reuses().value(QLatin1String("buffers")).toInt() >= 1, 5000);
+        const QJsonObject after = reuses();
+        QVERIFY2(after.value(QLatin1String("reuses")).toInteger() >= before + 4,
+                 QJsonDocument(after).toJson().constData());
+        QVERIFY(after.value(QLatin1String("kept_bytes")).toInteger() >= 512 * 1024);
+    }
+
     // DESIGN.md "Durability": the row is committed before the terminal event reaches the client.
     void requestLogRowIsDurableBeforeTerminalEvent()
     {

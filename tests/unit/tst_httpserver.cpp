@@ -2,9 +2,11 @@
 #include "ManualClock.h"
 #include "http/HttpServer.h"
 #include "lib/RawHttpClient.h"
+#include "util/LargeBufferPool.h"
 
 #include <QJsonDocument>
 #include <QPointer>
+#include <QScopeGuard>
 #include <QTest>
 #include <QTimer>
 #include <zlib.h>
@@ -202,6 +204,40 @@ private slots:
             QCOMPARE(b->header("x-path"), QByteArray("/next"));
             QCOMPARE(m_requests.size(), 2);
             QCOMPARE(m_requests.first()->wireBodyBytes, qint64(body.size()));
+        }
+    }
+
+    void aLargeBodyGoesIntoTheMemoryTheLastOneGaveBack()
+    {
+        // LargeBufferPool: the next large body is received in place into the memory the previous one's
+        // holder gave back (same pages), whole, with nothing of the previous body left in it, and not squeezed
+        // into a new copy when the request is completed. A little larger (a growing conversation) fits too.
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.setKeeping(true);
+        const auto stopKeeping = qScopeGuard([&pool] { pool.setKeeping(false); });
+        const void *previous = nullptr;
+        for (int i = 0; i < 3; ++i) {
+            QByteArray body(1024 * 1024 + i * 3000, Qt::Uninitialized);
+            for (qsizetype k = 0; k < body.size(); ++k)
+                body[k] = char('a' + (k * (i + 3) + k / 4093) % 26);
+            m_requests.clear();
+            RawHttpClient client;
+            QVERIFY(client.connectTo(m_server->serverPort()));
+            client.send("POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: " + QByteArray::number(body.size()) +
+                        "\r\n\r\n" + body);
+            const std::optional<RawResponse> r = client.readResponse();
+            QVERIFY(r);
+            QVERIFY(r->body == body);
+            QCOMPARE(m_requests.size(), 1);
+            const void *memory = m_requests.first()->body.constData();
+            if (previous)
+                QCOMPARE(memory, previous);
+            previous = memory;
+            QByteArray received = m_requests.first()->body;
+            m_requests.first()->releaseBody();
+            m_requests.clear();
+            pool.giveBack(std::move(received)); // what a turn does when it ends
+            QCOMPARE(pool.buffersKept(), 1);
         }
     }
 

@@ -3,11 +3,13 @@
 #include "TestSupport.h"
 #include "api/translate/RequestScan.h"
 #include "api/translate/ResponsesRequestSanitizer.h"
+#include "util/LargeBufferPool.h"
 
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScopeGuard>
 #include <QTest>
 
 using namespace sy;
@@ -157,6 +159,52 @@ private slots:
             QCOMPARE(big->forwardableAsIs(), true);
             QVERIFY(!scanResponsesRequest(body.left(body.size() - 1)));
         }
+    }
+
+    void theLargeBodyParserIsReusedOnAThreadThatSweeps()
+    {
+        // A thread with a LargeBufferPool keeps its large-body parser: the next large body (smaller, larger,
+        // broken) must scan exactly as with a parser of its own, nothing of the previous document showing.
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.setKeeping(true);
+        const auto stopKeeping = qScopeGuard([&pool] { pool.setKeeping(false); });
+        const auto body = [](int items, const QByteArray &model, const QByteArray &previous) -> QByteArray {
+            QByteArray b = "{\"model\":\"" + model + "\",\"input\":[";
+            for (int i = 0; i < items; ++i)
+                b += QByteArray(i ? "," : "") +
+                     "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":"
+                     "\"input_text\",\"text\":\"" +
+                     QByteArray(900, char('a' + i % 26)) + "\"}]}";
+            b += "],\"store\":false,\"stream\":true";
+            if (!previous.isEmpty())
+                b += ",\"previous_response_id\":\"" + previous + "\"";
+            return b + "}";
+        };
+        const quint64 reuses = pool.reuses();
+        const auto first = scanResponsesRequest(body(2000, "gpt-5", "resp_one"));
+        QVERIFY(first);
+        QCOMPARE(first->previousResponseId, QStringLiteral("resp_one"));
+        QVERIFY(pool.bytesKept() >= 2000 * 900);
+        QCOMPARE(pool.reuses(), reuses); // nothing kept before
+
+        const auto smaller = scanResponsesRequest(body(500, "gpt-5-codex", QByteArray()));
+        QVERIFY(smaller);
+        QCOMPARE(smaller->model, QStringLiteral("gpt-5-codex"));
+        QVERIFY(smaller->previousResponseId.isEmpty());
+        QCOMPARE(pool.reuses(), reuses + 1);
+        const QByteArray broken = body(1000, "gpt-5", "resp_two");
+        QVERIFY(!scanResponsesRequest(broken.left(broken.size() - 1)));
+        QCOMPARE(pool.reuses(), reuses + 2);
+        const auto again = scanResponsesRequest(body(1500, "gpt-5", "resp_three"));
+        QVERIFY(again && again->forwardableAsIs());
+        QCOMPARE(again->previousResponseId, QStringLiteral("resp_three"));
+        QCOMPARE(pool.reuses(), reuses + 3);
+        // Larger than the kept parser: a new one, which is then the one kept.
+        const auto larger = scanResponsesRequest(body(4000, "gpt-5", "resp_four"));
+        QVERIFY(larger);
+        QCOMPARE(larger->previousResponseId, QStringLiteral("resp_four"));
+        QCOMPARE(pool.reuses(), reuses + 3);
+        QVERIFY(pool.bytesKept() >= 4000 * 900);
     }
 
     void readsEscapedAndUnicodeValues()

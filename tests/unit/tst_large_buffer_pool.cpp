@@ -1,0 +1,178 @@
+#include "util/LargeBufferPool.h"
+
+#include <QObject>
+#include <QTest>
+#include <memory>
+
+using namespace sy;
+
+namespace {
+
+constexpr qsizetype MiB = 1024 * 1024;
+
+// A buffer as HttpConnection makes one for a body of `bytes`, written full.
+QByteArray written(qsizetype bytes, char fill = 'x')
+{
+    QByteArray b;
+    b.reserve(LargeBufferPool::roomFor(bytes));
+    b.fill(fill, bytes);
+    return b;
+}
+
+} // namespace
+
+class TstLargeBufferPool : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init() { LargeBufferPool::local().setKeeping(true); }
+    void cleanup() { LargeBufferPool::local().setKeeping(false); }
+
+    void aBufferGivenBackIsTakenWithItsMemory()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        QByteArray b = written(MiB);
+        const void *memory = b.constData();
+        const quint64 reuses = pool.reuses();
+        pool.giveBack(std::move(b));
+        QCOMPARE(pool.buffersKept(), 1);
+        // The same body size, and one a little larger (the next turn of a growing conversation).
+        for (const qsizetype bytes : {MiB, MiB + MiB / 20}) {
+            QByteArray again = pool.takeBuffer(bytes);
+            QVERIFY(!again.isNull());
+            QCOMPARE(static_cast<const void *>(again.constData()), memory);
+            QCOMPARE(again.size(), qsizetype(0));
+            QVERIFY(again.capacity() >= bytes);
+            // Appending within the capacity stays in place.
+            again.append(QByteArray(bytes, 'y'));
+            QCOMPARE(static_cast<const void *>(again.constData()), memory);
+            QCOMPARE(pool.buffersKept(), 0);
+            pool.giveBack(std::move(again));
+        }
+        QCOMPARE(pool.reuses(), reuses + 2);
+    }
+
+    void onlyABufferThatFitsIsTaken()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.giveBack(written(MiB));
+        QVERIFY(pool.takeBuffer(2 * MiB).isNull());    // too small
+        QVERIFY(pool.takeBuffer(MiB / 2).isNull());    // would keep half of it as slack for a whole turn
+        QVERIFY(pool.takeBuffer(100 * 1024).isNull()); // small bodies are not the pool's
+        QCOMPARE(pool.buffersKept(), 1);
+        // Of two that fit, the smaller.
+        pool.clear();
+        QByteArray smaller;
+        smaller.reserve(MiB + 10 * 1024);
+        QByteArray bigger;
+        bigger.reserve(MiB + 40 * 1024);
+        const void *smallerMemory = smaller.constData();
+        const void *biggerMemory = bigger.constData();
+        pool.giveBack(std::move(bigger));
+        pool.giveBack(std::move(smaller));
+        QCOMPARE(static_cast<const void *>(pool.takeBuffer(MiB).constData()), smallerMemory);
+        QCOMPARE(static_cast<const void *>(pool.takeBuffer(MiB).constData()), biggerMemory);
+    }
+
+    void sharedSmallOrRawBuffersAreNotKept()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        QByteArray b = written(MiB);
+        const QByteArray stillHeld = b; // someone else (an upstream write) holds the same bytes
+        pool.giveBack(b);
+        pool.giveBack(written(100 * 1024));
+        pool.giveBack(QByteArray::fromRawData(stillHeld.constData(), stillHeld.size()));
+        QCOMPARE(pool.buffersKept(), 0);
+        QCOMPARE(pool.bytesKept(), qsizetype(0));
+    }
+
+    void nothingIsKeptUnlessTheThreadSweeps()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.setKeeping(false);
+        pool.giveBack(written(MiB));
+        pool.giveBackObject("thing", std::make_shared<int>(1), 1);
+        QCOMPARE(pool.buffersKept(), 0);
+        QVERIFY(!pool.takeObject("thing"));
+    }
+
+    void aSweepDropsWhatWentUnusedSinceThePreviousOne()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.giveBack(written(MiB));
+        pool.sweep();
+        QCOMPARE(pool.buffersKept(), 1); // given back since the previous sweep
+        pool.sweep();
+        QCOMPARE(pool.buffersKept(), 0);
+
+        pool.giveBack(written(MiB));
+        pool.giveBackObject("thing", std::make_shared<int>(7), MiB);
+        pool.sweep();
+        pool.giveBack(pool.takeBuffer(MiB)); // used again: kept through the next sweep
+        pool.sweep();
+        QCOMPARE(pool.buffersKept(), 1);
+        QVERIFY(!pool.takeObject("thing"));
+    }
+
+    void limitsDropTheOldestFirst()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        QList<const void *> memory;
+        for (int i = 0; i < LargeBufferPool::kMaxBuffers + 1; ++i) {
+            QByteArray b = written(MiB + i * 1024);
+            memory.append(b.constData());
+            pool.giveBack(std::move(b));
+        }
+        QCOMPARE(pool.buffersKept(), LargeBufferPool::kMaxBuffers);
+        QVERIFY(static_cast<const void *>(pool.takeBuffer(MiB).constData()) != memory.first()); // the oldest made way
+        pool.clear();
+
+        // Bytes: an object and buffers together stay under kMaxKeptBytes.
+        pool.giveBackObject("parser", std::make_shared<int>(1), LargeBufferPool::kMaxKeptBytes - MiB);
+        pool.giveBack(written(2 * MiB));
+        QVERIFY(pool.bytesKept() <= LargeBufferPool::kMaxKeptBytes);
+        QCOMPARE(pool.buffersKept(), 1);
+        QVERIFY(!pool.takeObject("parser"));
+        // An object never pushes out buffers by their count alone.
+        pool.clear();
+        for (int i = 0; i < LargeBufferPool::kMaxBuffers; ++i)
+            pool.giveBack(written(MiB));
+        pool.giveBackObject("parser", std::make_shared<int>(1), MiB);
+        QCOMPARE(pool.buffersKept(), LargeBufferPool::kMaxBuffers);
+        QVERIFY(pool.takeObject("parser"));
+    }
+
+    void oneObjectOfEachKind()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        auto first = std::make_shared<int>(1);
+        auto second = std::make_shared<int>(2);
+        pool.giveBackObject("parser", first, MiB);
+        pool.giveBackObject("other", std::make_shared<int>(3), MiB);
+        pool.giveBackObject("parser", second, MiB);
+        QCOMPARE(pool.bytesKept(), 2 * MiB);
+        QCOMPARE(std::static_pointer_cast<int>(pool.takeObject("parser")).get(), second.get());
+        QVERIFY(!pool.takeObject("parser"));
+        QCOMPARE(*std::static_pointer_cast<int>(pool.takeObject("other")), 3);
+    }
+
+    void theSweepRunsOnItsOwnersThreadUntilTheOwnerGoes()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.setKeeping(false);
+        auto owner = std::make_unique<QObject>();
+        LargeBufferPool::startSweeping(owner.get(), 20);
+        QVERIFY(pool.keeping());
+        pool.giveBack(written(MiB));
+        QCOMPARE(pool.buffersKept(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(pool.buffersKept(), 0, 5000); // two sweeps without a use
+        pool.giveBack(written(MiB));
+        owner.reset();
+        QVERIFY(!pool.keeping());
+        QCOMPARE(pool.buffersKept(), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstLargeBufferPool)
+#include "tst_large_buffer_pool.moc"
