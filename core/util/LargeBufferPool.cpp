@@ -1,6 +1,7 @@
 #include "util/LargeBufferPool.h"
 
 #include <QObject>
+#include <QThread>
 #include <QTimer>
 #include <cstring>
 
@@ -14,13 +15,18 @@ LargeBufferPool &LargeBufferPool::local()
 
 void LargeBufferPool::startSweeping(QObject *owner, int intervalMs)
 {
-    LargeBufferPool *pool = &local();
-    pool->setKeeping(true);
+    if (qEnvironmentVariable("SWITCHYARD_LARGE_BUFFERS") == QLatin1String("off"))
+        return; // for A/B runs: every large body in fresh memory, as before the pool
+    local().setKeeping(true);
     auto *timer = new QTimer(owner);
     timer->setTimerType(Qt::VeryCoarseTimer); // nothing needs it on time
-    QObject::connect(timer, &QTimer::timeout, timer, [pool] { pool->sweep(); });
-    // Emitted on the owner's thread while it is destroyed: the pool is that thread's.
-    QObject::connect(timer, &QObject::destroyed, [pool] { pool->setKeeping(false); });
+    // The pool of the thread the timer fires on: the owner's.
+    QObject::connect(timer, &QTimer::timeout, timer, [] { local().sweep(); });
+    // Only on the pool's own thread: after that thread has ended, its pool is gone with it.
+    QObject::connect(timer, &QObject::destroyed, [thread = QThread::currentThread()] {
+        if (QThread::currentThread() == thread)
+            local().setKeeping(false);
+    });
     timer->start(intervalMs);
 }
 

@@ -29,7 +29,8 @@ public:
     static LargeBufferPool &local();
 
     // Sweeps the calling thread's pool every `intervalMs` for as long as `owner` (living on this thread) does;
-    // when owner goes, the pool drops everything and keeps nothing any more.
+    // when owner goes, the pool drops everything and keeps nothing any more. SWITCHYARD_LARGE_BUFFERS=off
+    // leaves the pool off (A/B runs).
     static void startSweeping(QObject *owner, int intervalMs);
 
     bool keeping() const { return m_keeping; }

@@ -1,6 +1,7 @@
 #include "util/LargeBufferPool.h"
 
 #include <QObject>
+#include <QScopeGuard>
 #include <QTest>
 #include <memory>
 
@@ -155,6 +156,19 @@ private slots:
         QCOMPARE(std::static_pointer_cast<int>(pool.takeObject("parser")).get(), second.get());
         QVERIFY(!pool.takeObject("parser"));
         QCOMPARE(*std::static_pointer_cast<int>(pool.takeObject("other")), 3);
+    }
+
+    void switchedOffForABRuns()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.setKeeping(false);
+        qputenv("SWITCHYARD_LARGE_BUFFERS", "off");
+        const auto unset = qScopeGuard([] { qunsetenv("SWITCHYARD_LARGE_BUFFERS"); });
+        QObject owner;
+        LargeBufferPool::startSweeping(&owner, 20);
+        QVERIFY(!pool.keeping());
+        pool.giveBack(written(MiB));
+        QCOMPARE(pool.buffersKept(), 0);
     }
 
     void theSweepRunsOnItsOwnersThreadUntilTheOwnerGoes()
