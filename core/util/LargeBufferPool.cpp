@@ -15,7 +15,8 @@ LargeBufferPool &LargeBufferPool::local()
 
 void LargeBufferPool::startSweeping(QObject *owner, int intervalMs)
 {
-    if (qEnvironmentVariable("SWITCHYARD_LARGE_BUFFERS") == QLatin1String("off"))
+    const QString setting = qEnvironmentVariable("SWITCHYARD_LARGE_BUFFERS");
+    if (setting == QLatin1String("off") || setting == QLatin1String("0"))
         return; // for A/B runs: every large body in fresh memory, as before the pool
     local().setKeeping(true);
     auto *timer = new QTimer(owner);
@@ -67,30 +68,34 @@ void LargeBufferPool::giveBack(QByteArray buffer)
 {
     const qsizetype capacity = buffer.capacity();
     // A raw-data view has no capacity; a shared buffer is still someone else's.
-    if (!m_keeping || capacity < kMinBytes || capacity > kMaxKeptBytes || !buffer.isDetached())
+    if (!m_keeping || capacity < kMinBytes || capacity > kMaxBufferBytes || !buffer.isDetached())
         return;
-    makeRoom(capacity, true);
+    makeRoomForBuffer(capacity);
     Entry e;
     e.buffer = std::move(buffer);
+    e.size = capacity;
     e.bytes = capacity;
     m_entries.append(std::move(e));
 }
 
-std::shared_ptr<void> LargeBufferPool::takeObject(const char *kind, qsizetype minBytes)
+std::shared_ptr<void> LargeBufferPool::takeObject(const char *kind, qsizetype jobBytes)
 {
     for (int i = 0; i < m_entries.size(); ++i) {
         const Entry &e = m_entries.at(i);
-        if (e.kind && std::strcmp(e.kind, kind) == 0 && e.bytes >= minBytes) {
-            ++m_reuses;
-            return m_entries.takeAt(i).object;
-        }
+        if (!e.kind || std::strcmp(e.kind, kind) != 0)
+            continue;
+        if (e.size < jobBytes || e.size / 2 > jobBytes)
+            return nullptr;
+        ++m_reuses;
+        return m_entries.takeAt(i).object;
     }
     return nullptr;
 }
 
-void LargeBufferPool::giveBackObject(const char *kind, std::shared_ptr<void> object, qsizetype bytes)
+void LargeBufferPool::giveBackObject(const char *kind, std::shared_ptr<void> object, qsizetype size,
+                                     qsizetype memoryBytes)
 {
-    if (!m_keeping || !object || bytes > kMaxKeptBytes)
+    if (!m_keeping || !object)
         return;
     for (int i = 0; i < m_entries.size(); ++i) {
         if (m_entries.at(i).kind && std::strcmp(m_entries.at(i).kind, kind) == 0) {
@@ -98,27 +103,32 @@ void LargeBufferPool::giveBackObject(const char *kind, std::shared_ptr<void> obj
             break;
         }
     }
-    makeRoom(bytes, false);
     Entry e;
     e.object = std::move(object);
     e.kind = kind;
-    e.bytes = bytes;
+    e.size = size;
+    e.bytes = memoryBytes;
     m_entries.append(std::move(e));
 }
 
-void LargeBufferPool::makeRoom(qsizetype bytes, bool forBuffer)
+void LargeBufferPool::makeRoomForBuffer(qsizetype bytes)
 {
     int buffers = 0;
-    for (const Entry &e : std::as_const(m_entries))
-        buffers += e.kind ? 0 : 1;
-    // Oldest first: a buffer only counts against kMaxBuffers, an object only against the bytes.
-    for (int i = 0; i < m_entries.size();) {
-        const bool tooMany = forBuffer && !m_entries.at(i).kind && buffers >= kMaxBuffers;
-        if (bytesKept() + bytes <= kMaxKeptBytes && !tooMany) {
+    qsizetype bufferBytes = 0;
+    for (const Entry &e : std::as_const(m_entries)) {
+        if (!e.kind) {
+            ++buffers;
+            bufferBytes += e.bytes;
+        }
+    }
+    // Oldest buffer first; objects are bounded by their kind (one each) and their callers.
+    for (int i = 0; i < m_entries.size() && (buffers >= kMaxBuffers || bufferBytes + bytes > kMaxBufferBytes);) {
+        if (m_entries.at(i).kind) {
             ++i;
             continue;
         }
-        buffers -= m_entries.at(i).kind ? 0 : 1;
+        --buffers;
+        bufferBytes -= m_entries.at(i).bytes;
         m_entries.removeAt(i);
     }
 }

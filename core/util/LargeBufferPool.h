@@ -14,7 +14,9 @@ namespace sy {
 // a page the kernel zeroes first. On a virtual machine that was most of a 10 MiB upload's time (bench/README.md).
 // A thread that serves requests keeps what their last holder gave back (buffers of kMinBytes or more, one
 // parser or other object of each kind) until one full sweep interval passes without anyone taking it: between
-// one and two intervals after its last use, memory is back to what it was without the pool.
+// one and two intervals after its last use, memory is back to what it was without the pool. An object is taken
+// only for a job of at most twice the size it was kept for, so one huge upload does not keep a huge parser
+// alive through a stream of ordinary ones.
 //
 // One pool per thread (local()), used only on that thread. It keeps nothing until startSweeping() ran on that
 // thread: a thread that never sweeps never holds memory for later.
@@ -23,7 +25,7 @@ class LargeBufferPool
 public:
     static constexpr qsizetype kMinBytes = 256 * 1024;
     static constexpr int kMaxBuffers = 4;
-    static constexpr qsizetype kMaxKeptBytes = 96LL * 1024 * 1024; // buffers and objects together
+    static constexpr qsizetype kMaxBufferBytes = 96LL * 1024 * 1024; // the buffers' capacities together
 
     // The calling thread's pool.
     static LargeBufferPool &local();
@@ -47,17 +49,19 @@ public:
     // the oldest buffer makes way for it.
     void giveBack(QByteArray buffer);
 
-    // The object of `kind` (one per kind: a parser) kept with giveBackObject() for at least `minBytes`; null
-    // when none is (a smaller one stays until one given back replaces it).
-    std::shared_ptr<void> takeObject(const char *kind, qsizetype minBytes = 0);
-    // Keeps `object` as the one of its kind, counted as `bytes` against kMaxKeptBytes.
-    void giveBackObject(const char *kind, std::shared_ptr<void> object, qsizetype bytes);
+    // The object of `kind` (one per kind: a parser) kept with giveBackObject() for a job of `jobBytes`, if it
+    // was kept with a size from jobBytes to 2 x jobBytes; null otherwise (the one kept stays until one given
+    // back replaces it, or a sweep drops it).
+    std::shared_ptr<void> takeObject(const char *kind, qsizetype jobBytes);
+    // Keeps `object` as the one of its kind. `size` is what it can take (a parser: its capacity), `memoryBytes`
+    // what it may hold (its buffers' address space; the caller bounds it), counted in bytesKept().
+    void giveBackObject(const char *kind, std::shared_ptr<void> object, qsizetype size, qsizetype memoryBytes);
 
     // Drops what was not taken or given back since the previous sweep.
     void sweep();
     void clear();
 
-    // What is kept (tests and status).
+    // What is kept (tests and status): bytesKept() counts the buffers' capacities and the objects' memory.
     int buffersKept() const;
     qsizetype bytesKept() const;
     quint64 reuses() const { return m_reuses; }
@@ -68,10 +72,11 @@ private:
         QByteArray buffer; // a kept buffer, or null for an object
         std::shared_ptr<void> object;
         const char *kind = nullptr;
-        qsizetype bytes = 0;
+        qsizetype size = 0;  // a buffer's capacity; an object's size for takeObject()
+        qsizetype bytes = 0; // memory counted in bytesKept()
         bool usedSinceSweep = true;
     };
-    void makeRoom(qsizetype bytes, bool forBuffer);
+    void makeRoomForBuffer(qsizetype bytes);
 
     QList<Entry> m_entries; // oldest first
     bool m_keeping = false;

@@ -573,7 +573,7 @@ private slots:
             QCOMPARE(seen.value(QLatin1String("body_size")).toInt(), int(bytes.size()));
             QCOMPARE(seen.value(QLatin1String("body")).toObject(), body);
         }
-        // The turn gives its body back when it ends, after the client has its last event: wait for it.
+        // The turn gives its body back at its first upstream event (if nothing else holds it any more): wait.
         QTRY_VERIFY_WITH_TIMEOUT(reuses().value(QLatin1String("buffers")).toInt() >= 1, 5000);
         const QJsonObject after = reuses();
         QVERIFY2(after.value(QLatin1String("reuses")).toInteger() >= before + 4,

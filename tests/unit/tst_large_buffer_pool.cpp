@@ -70,8 +70,8 @@ private slots:
         bigger.reserve(MiB + 40 * 1024);
         const void *smallerMemory = smaller.constData();
         const void *biggerMemory = bigger.constData();
+        pool.giveBack(std::move(smaller)); // the older one: not simply the newest is taken
         pool.giveBack(std::move(bigger));
-        pool.giveBack(std::move(smaller));
         QCOMPARE(static_cast<const void *>(pool.takeBuffer(MiB).constData()), smallerMemory);
         QCOMPARE(static_cast<const void *>(pool.takeBuffer(MiB).constData()), biggerMemory);
     }
@@ -93,9 +93,9 @@ private slots:
         LargeBufferPool &pool = LargeBufferPool::local();
         pool.setKeeping(false);
         pool.giveBack(written(MiB));
-        pool.giveBackObject("thing", std::make_shared<int>(1), 1);
+        pool.giveBackObject("thing", std::make_shared<int>(1), 1, 1);
         QCOMPARE(pool.buffersKept(), 0);
-        QVERIFY(!pool.takeObject("thing"));
+        QVERIFY(!pool.takeObject("thing", 1));
     }
 
     void aSweepDropsWhatWentUnusedSinceThePreviousOne()
@@ -108,12 +108,12 @@ private slots:
         QCOMPARE(pool.buffersKept(), 0);
 
         pool.giveBack(written(MiB));
-        pool.giveBackObject("thing", std::make_shared<int>(7), MiB);
+        pool.giveBackObject("thing", std::make_shared<int>(7), MiB, MiB);
         pool.sweep();
         pool.giveBack(pool.takeBuffer(MiB)); // used again: kept through the next sweep
         pool.sweep();
         QCOMPARE(pool.buffersKept(), 1);
-        QVERIFY(!pool.takeObject("thing"));
+        QVERIFY(!pool.takeObject("thing", MiB));
     }
 
     void limitsDropTheOldestFirst()
@@ -126,22 +126,29 @@ private slots:
             pool.giveBack(std::move(b));
         }
         QCOMPARE(pool.buffersKept(), LargeBufferPool::kMaxBuffers);
-        QVERIFY(static_cast<const void *>(pool.takeBuffer(MiB).constData()) != memory.first()); // the oldest made way
+        // The oldest (and smallest) made way: the smallest that fits now is the second one.
+        const QByteArray taken = pool.takeBuffer(MiB);
+        QVERIFY(!taken.isNull());
+        QCOMPARE(static_cast<const void *>(taken.constData()), memory.at(1));
         pool.clear();
 
-        // Bytes: an object and buffers together stay under kMaxKeptBytes.
-        pool.giveBackObject("parser", std::make_shared<int>(1), LargeBufferPool::kMaxKeptBytes - MiB);
-        pool.giveBack(written(2 * MiB));
-        QVERIFY(pool.bytesKept() <= LargeBufferPool::kMaxKeptBytes);
-        QCOMPARE(pool.buffersKept(), 1);
-        QVERIFY(!pool.takeObject("parser"));
-        // An object never pushes out buffers by their count alone.
+        // Bytes: the buffers' capacities stay under kMaxBufferBytes (reserved, not written).
+        for (int i = 0; i < 3; ++i) {
+            QByteArray b;
+            b.reserve(LargeBufferPool::kMaxBufferBytes / 2 - MiB);
+            pool.giveBack(std::move(b));
+        }
+        QCOMPARE(pool.buffersKept(), 2);
+        QVERIFY(pool.bytesKept() <= LargeBufferPool::kMaxBufferBytes);
         pool.clear();
-        for (int i = 0; i < LargeBufferPool::kMaxBuffers; ++i)
+
+        // Objects count in bytesKept() but not against the buffers' limits, and buffers never push one out.
+        pool.giveBackObject("parser", std::make_shared<int>(1), MiB, 200 * MiB);
+        for (int i = 0; i < LargeBufferPool::kMaxBuffers + 1; ++i)
             pool.giveBack(written(MiB));
-        pool.giveBackObject("parser", std::make_shared<int>(1), MiB);
         QCOMPARE(pool.buffersKept(), LargeBufferPool::kMaxBuffers);
-        QVERIFY(pool.takeObject("parser"));
+        QVERIFY(pool.bytesKept() >= 200 * MiB);
+        QVERIFY(pool.takeObject("parser", MiB));
     }
 
     void oneObjectOfEachKind()
@@ -149,13 +156,24 @@ private slots:
         LargeBufferPool &pool = LargeBufferPool::local();
         auto first = std::make_shared<int>(1);
         auto second = std::make_shared<int>(2);
-        pool.giveBackObject("parser", first, MiB);
-        pool.giveBackObject("other", std::make_shared<int>(3), MiB);
-        pool.giveBackObject("parser", second, MiB);
+        pool.giveBackObject("parser", first, MiB, MiB);
+        pool.giveBackObject("other", std::make_shared<int>(3), MiB, MiB);
+        pool.giveBackObject("parser", second, MiB, MiB);
         QCOMPARE(pool.bytesKept(), 2 * MiB);
-        QCOMPARE(std::static_pointer_cast<int>(pool.takeObject("parser")).get(), second.get());
-        QVERIFY(!pool.takeObject("parser"));
-        QCOMPARE(*std::static_pointer_cast<int>(pool.takeObject("other")), 3);
+        QCOMPARE(std::static_pointer_cast<int>(pool.takeObject("parser", MiB)).get(), second.get());
+        QVERIFY(!pool.takeObject("parser", MiB));
+        QCOMPARE(*std::static_pointer_cast<int>(pool.takeObject("other", MiB)), 3);
+    }
+
+    void anObjectIsTakenOnlyForAJobItFits()
+    {
+        // Kept for 10 MiB: not for more (too small), nor for under half of it (a huge parser would otherwise
+        // stay alive through a stream of ordinary bodies).
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.giveBackObject("parser", std::make_shared<int>(1), 10 * MiB, 140 * MiB);
+        QVERIFY(!pool.takeObject("parser", 11 * MiB));
+        QVERIFY(!pool.takeObject("parser", 4 * MiB));
+        QVERIFY(pool.takeObject("parser", 6 * MiB));
     }
 
     void switchedOffForABRuns()

@@ -187,15 +187,15 @@ private slots:
         QVERIFY(pool.bytesKept() >= 2000 * 900);
         QCOMPARE(pool.reuses(), reuses); // nothing kept before
 
-        const auto smaller = scanResponsesRequest(body(500, "gpt-5-codex", QByteArray()));
+        const auto smaller = scanResponsesRequest(body(1200, "gpt-5-codex", QByteArray()));
         QVERIFY(smaller);
         QCOMPARE(smaller->model, QStringLiteral("gpt-5-codex"));
         QVERIFY(smaller->previousResponseId.isEmpty());
         QCOMPARE(pool.reuses(), reuses + 1);
-        const QByteArray broken = body(1000, "gpt-5", "resp_two");
+        const QByteArray broken = body(1500, "gpt-5", "resp_two");
         QVERIFY(!scanResponsesRequest(broken.left(broken.size() - 1)));
         QCOMPARE(pool.reuses(), reuses + 2);
-        const auto again = scanResponsesRequest(body(1500, "gpt-5", "resp_three"));
+        const auto again = scanResponsesRequest(body(1800, "gpt-5", "resp_three"));
         QVERIFY(again && again->forwardableAsIs());
         QCOMPARE(again->previousResponseId, QStringLiteral("resp_three"));
         QCOMPARE(pool.reuses(), reuses + 3);
@@ -204,7 +204,14 @@ private slots:
         QVERIFY(larger);
         QCOMPARE(larger->previousResponseId, QStringLiteral("resp_four"));
         QCOMPARE(pool.reuses(), reuses + 3);
-        QVERIFY(pool.bytesKept() >= 4000 * 900);
+        const qsizetype keptForLarger = pool.bytesKept();
+        QVERIFY(keptForLarger >= 4000 * 900);
+        // Under half the kept parser's size: a parser of its own, which then replaces the large one.
+        const auto small = scanResponsesRequest(body(1000, "gpt-5", "resp_five"));
+        QVERIFY(small);
+        QCOMPARE(small->previousResponseId, QStringLiteral("resp_five"));
+        QCOMPARE(pool.reuses(), reuses + 3);
+        QVERIFY(pool.bytesKept() < keptForLarger / 2);
     }
 
     void readsEscapedAndUnicodeValues()

@@ -14,6 +14,11 @@ namespace {
 // A DOM parser keeps buffers of about 14 times the largest document it has parsed (tape, strings, indexes).
 constexpr qsizetype kReusedParserMaxBytes = 256 * 1024;
 constexpr char kLargeParserKind[] = "simdjson::dom::parser";
+// The large-body parser is kept for bodies up to this size. Its address space is about 14 bytes per byte of
+// capacity (strings 5/3, tape 8, structural indexes 4); resident is what its last parse wrote: about the body's
+// size for a Codex body (mostly strings), up to all of it for one made of tiny values.
+constexpr qsizetype kKeptParserMaxBytes = 16 * 1024 * 1024;
+constexpr qsizetype kParserBytesPerByte = 14;
 
 std::optional<ResponsesScan> scanWith(simdjson::dom::parser &parser, const QByteArray &body)
 {
@@ -56,13 +61,12 @@ std::optional<ResponsesScan> scanWith(simdjson::dom::parser &parser, const QByte
 std::optional<ResponsesScan> scanResponsesRequest(const QByteArray &body)
 {
     // One parser per thread for the usual bodies: its buffers are reused from request to request. A larger
-    // body gets the thread's large-body parser from its LargeBufferPool, which keeps it (~14 times the largest
-    // body's size in address space, what the parse wrote of it resident) only for 10-20 s after its last use:
-    // a fresh parser writes its copies of the body's strings into fresh pages, 7.7 against 1.2 ms for a
-    // 10 MiB Codex body on the bench machine.
+    // body gets the thread's large-body parser from its LargeBufferPool, which keeps it for 10-20 s after its
+    // last use, for bodies up to kKeptParserMaxBytes: a fresh parser writes its copies of the body's strings
+    // into fresh pages, 7.7 against 1.2 ms for a 10 MiB Codex body on the bench machine.
     if (body.size() > kReusedParserMaxBytes) {
         LargeBufferPool &pool = LargeBufferPool::local();
-        // Kept with its capacity as its size: only one that can take this body is taken.
+        // Kept with its capacity as its size: taken for a body it can hold and at least half fills.
         auto parser = std::static_pointer_cast<simdjson::dom::parser>(pool.takeObject(kLargeParserKind, body.size()));
         if (!parser) {
             parser = std::make_shared<simdjson::dom::parser>();
@@ -78,7 +82,9 @@ std::optional<ResponsesScan> scanResponsesRequest(const QByteArray &body)
                 adviseLargeBuffer(parser->implementation->structural_indexes.get(), qsizetype(capacity * 4));
         }
         std::optional<ResponsesScan> scan = scanWith(*parser, body);
-        pool.giveBackObject(kLargeParserKind, parser, qsizetype(parser->capacity()));
+        const qsizetype capacity = qsizetype(parser->capacity());
+        if (capacity <= kKeptParserMaxBytes)
+            pool.giveBackObject(kLargeParserKind, std::move(parser), capacity, capacity * kParserBytesPerByte);
         return scan;
     }
     thread_local simdjson::dom::parser parser;
