@@ -104,8 +104,17 @@ private slots:
                 QMutexLocker lock(&currentMutex);
                 current = contexts.watch(object);
             }
-            if (i % 4 == 0)
-                QCoreApplication::sendPostedEvents(); // some delivered, the rest die with their object
+            if (i % 4 == 0) {
+                // Some delivered, the rest die with their object. So that some are, however the threads are
+                // scheduled (a loaded machine, ASan): wait for two more posts; at most the first of them took
+                // its target before `current` changed, so the second went to this object.
+                const qint64 before = posted.load();
+                QElapsedTimer waiting;
+                waiting.start();
+                while (posted.load() < before + 2 && waiting.elapsed() < 2000)
+                    QThread::yieldCurrentThread();
+                QCoreApplication::sendPostedEvents();
+            }
             if (i % 64 == 0)
                 QThread::yieldCurrentThread();
             alive = nullptr;
