@@ -536,6 +536,9 @@ QByteArray ProxyService::statusJson() const
     const QJsonObject ownership = m_pool->ledger()->statusJson();
     for (auto it = ownership.begin(); it != ownership.end(); ++it)
         out.insert(it.key(), it.value());
+    QJsonObject gate = out.value(QLatin1String("gate")).toObject();
+    gate.insert(QStringLiteral("slot_watchers"), m_pool->slotWatchers());
+    out.insert(QStringLiteral("gate"), gate);
     return QJsonDocument(out).toJson(QJsonDocument::Compact);
 }
 

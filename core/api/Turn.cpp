@@ -17,6 +17,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <utility>
 
 Q_LOGGING_CATEGORY(lcTurn, "switchyard.turn")
 
@@ -62,7 +63,6 @@ Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *
         if (m_call)
             m_call->resume();
     });
-    connect(m_s.pool, &AccountPool::slotFreed, this, &Turn::onSlotFreed);
     connect(m_s.pool->ledger(), &SlotLedger::ownerLost, this, &Turn::onOwnerLost);
     m_egress = m_s.egress ? m_s.egress->beginRequest() : std::make_unique<EgressRequest>(nullptr, *m_s.clock);
     connect(m_egress.get(), &EgressRequest::budgetExhausted, this, &Turn::onEgressBudgetExhausted);
@@ -267,6 +267,16 @@ void Turn::route()
     m_errorCode = QStringLiteral("rate_limit_exceeded");
     failBeforeCommit(429, "rate_limit_exceeded", "rate_limit_exceeded", message + QLatin1Char('.'),
                      QStringLiteral("rejected"));
+}
+
+void Turn::watchForFreeSlots(bool on)
+{
+    // Only a turn at the gate listens: a freed slot (one per settled turn) used to call every turn in flight,
+    // 256 calls per settlement with 256 streams open, for the few that wait.
+    if (on && !m_slotWatch)
+        m_slotWatch = connect(m_s.pool, &AccountPool::slotFreed, this, &Turn::onSlotFreed);
+    else if (!on && m_slotWatch)
+        disconnect(std::exchange(m_slotWatch, {}));
 }
 
 void Turn::onSlotFreed()

@@ -21,6 +21,7 @@ bool Turn::waitAtGate()
         return false;
     }
     m_state = State::GateWait;
+    watchForFreeSlots(true);
     m_budget.enterGateWait();
     armDeadline();
     if (m_sink->streaming())
@@ -57,6 +58,7 @@ void Turn::onClaimed(const QString &accountId, const ClaimOutcome &outcome)
     switch (outcome.kind) {
     case ClaimOutcome::Kind::Claimed:
         m_holdingSlot = true;
+        watchForFreeSlots(false);
         if (m_s.pool->ledger()->gate().state(m_requestId) == AdmissionGate::State::Queued) {
             m_s.pool->ledger()->gate().hold(m_requestId);
             m_budget.leaveGateWait();
