@@ -50,10 +50,10 @@ QByteArray LargeBufferPool::takeBuffer(qsizetype bytes)
     int best = -1;
     for (int i = 0; i < m_entries.size(); ++i) {
         const Entry &e = m_entries.at(i);
-        const qsizetype capacity = e.buffer.capacity();
+        const qsizetype capacity = e.size; // what it can hold from where its data begins (giveBack)
         if (e.kind || capacity < bytes || capacity - bytes > bytes / 16 + 4096)
             continue;
-        if (best < 0 || capacity < m_entries.at(best).buffer.capacity())
+        if (best < 0 || capacity < m_entries.at(best).size)
             best = i;
     }
     if (best < 0)
@@ -66,15 +66,18 @@ QByteArray LargeBufferPool::takeBuffer(qsizetype bytes)
 
 void LargeBufferPool::giveBack(QByteArray buffer)
 {
-    const qsizetype capacity = buffer.capacity();
+    // capacity() counts the free space before the data too (a buffer whose front was removed); the data stays
+    // where it begins, so only the space from there on can take a body. Memory is the whole allocation.
+    const qsizetype allocated = buffer.capacity();
+    const qsizetype usable = allocated - buffer.data_ptr().freeSpaceAtBegin();
     // A raw-data view has no capacity; a shared buffer is still someone else's.
-    if (!m_keeping || capacity < kMinBytes || capacity > kMaxBufferBytes || !buffer.isDetached())
+    if (!m_keeping || usable < kMinBytes || allocated > kMaxBufferBytes || !buffer.isDetached())
         return;
-    makeRoomForBuffer(capacity);
+    makeRoomForBuffer(allocated);
     Entry e;
     e.buffer = std::move(buffer);
-    e.size = capacity;
-    e.bytes = capacity;
+    e.size = usable;
+    e.bytes = allocated;
     m_entries.append(std::move(e));
 }
 

@@ -72,7 +72,7 @@ private:
         QByteArray buffer; // a kept buffer, or null for an object
         std::shared_ptr<void> object;
         const char *kind = nullptr;
-        qsizetype size = 0;  // a buffer's capacity; an object's size for takeObject()
+        qsizetype size = 0;  // a buffer's usable capacity (from its data on); an object's size for takeObject()
         qsizetype bytes = 0; // memory counted in bytesKept()
         bool usedSinceSweep = true;
     };

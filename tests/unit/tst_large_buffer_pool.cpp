@@ -76,6 +76,32 @@ private slots:
         QCOMPARE(static_cast<const void *>(pool.takeBuffer(MiB).constData()), biggerMemory);
     }
 
+    // capacity() counts the free space in front of the data as well: a buffer whose front was removed can hold
+    // only what fits from its data on, and is taken only for a body that fits there.
+    void aBufferWithFreeSpaceInFrontCountsOnlyTheSpaceAfterIt()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        QByteArray b = written(MiB);
+        const qsizetype allocated = b.capacity();
+        b.remove(0, 16 * 1024); // less than the slack a kept buffer may have over a body
+        const qsizetype front = b.data_ptr().freeSpaceAtBegin();
+        QVERIFY2(front >= 8 * 1024, "remove() from the front no longer leaves free space there; the case is moot");
+        QCOMPARE(b.capacity(), allocated); // what the pool must not take at its word
+        const qsizetype usable = allocated - front;
+        const void *memory = b.constData();
+        pool.giveBack(std::move(b));
+        QCOMPARE(pool.buffersKept(), 1);
+        QCOMPARE(pool.bytesKept(), allocated); // memory is the whole allocation
+        // A body that the whole allocation would take, but not the space from the data on: not this buffer.
+        QVERIFY(pool.takeBuffer(usable + 1).isNull());
+        QCOMPARE(pool.buffersKept(), 1);
+        // A body that fits from the data on: taken, and filling it stays in that memory.
+        QByteArray again = pool.takeBuffer(usable - 1024);
+        QCOMPARE(static_cast<const void *>(again.constData()), memory);
+        again.append(QByteArray(usable - 1024, 'y'));
+        QCOMPARE(static_cast<const void *>(again.constData()), memory);
+    }
+
     void sharedSmallOrRawBuffersAreNotKept()
     {
         LargeBufferPool &pool = LargeBufferPool::local();
