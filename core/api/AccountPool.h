@@ -85,8 +85,8 @@ public:
     const Account *account(const QString &accountId) const;
     QList<const Account *> accounts() const;
     int accountCount() const { return int(m_accounts.size()); }
-    // Turns listening to slotFreed(): those waiting at the gate (or claiming after a wait), never the ones
-    // streaming (/api/status "gate.slot_watchers").
+    // Turns listening to slotFreed(): those in flight that have waited at the gate, not the others
+    // (/api/status "gate.slot_watchers").
     int slotWatchers() const { return receivers(SIGNAL(slotFreed())); }
 
     QString pinnedAccountId() const { return m_pinnedAccountId; }

@@ -271,8 +271,10 @@ void Turn::route()
 
 void Turn::watchForFreeSlots(bool on)
 {
-    // Only a turn at the gate listens: a freed slot (one per settled turn) used to call every turn in flight,
-    // 256 calls per settlement with 256 streams open, for the few that wait.
+    // Only a turn that has waited at the gate listens: a freed slot (one per settled turn) used to call every
+    // turn in flight, 256 calls per settlement with 256 streams open, for the few that wait. A turn listens from
+    // its first wait until it settles, so one that waits again (after a failover) keeps its place ahead of the
+    // turns that began to wait after it.
     if (on && !m_slotWatch)
         m_slotWatch = connect(m_s.pool, &AccountPool::slotFreed, this, &Turn::onSlotFreed);
     else if (!on && m_slotWatch)

@@ -77,7 +77,7 @@ private:
     void onDeadline();
     void onKeepalive();
     void onClientGone();
-    // Listens to AccountPool::slotFreed while the turn waits at the gate (and until it holds a slot).
+    // Listens to AccountPool::slotFreed from the turn's first wait at the gate until it settles.
     void watchForFreeSlots(bool on);
     void onSlotFreed();
     void onEgressBudgetExhausted();

@@ -297,6 +297,7 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
         return;
     m_settled = true;
     m_state = State::Settling;
+    watchForFreeSlots(false);
     m_deadlineTimer.stop();
     m_keepaliveTimer.stop();
     dropCall();

@@ -58,7 +58,6 @@ void Turn::onClaimed(const QString &accountId, const ClaimOutcome &outcome)
     switch (outcome.kind) {
     case ClaimOutcome::Kind::Claimed:
         m_holdingSlot = true;
-        watchForFreeSlots(false);
         if (m_s.pool->ledger()->gate().state(m_requestId) == AdmissionGate::State::Queued) {
             m_s.pool->ledger()->gate().hold(m_requestId);
             m_budget.leaveGateWait();

@@ -193,7 +193,9 @@ bool HttpConnection::readBodyInPlace()
         (m_parser->flags & F_CHUNKED) || m_parser->content_length == ULLONG_MAX || m_parser->content_length == 0)
         return false;
     const qsizetype at = m_body.size();
-    const qint64 room = qMin<qint64>(qint64(m_parser->content_length), m_body.capacity() - at - qsizetype(kBodySlack));
+    // The space after the data (capacity() would also count free space in front of it).
+    const qint64 room =
+        qMin<qint64>(qint64(m_parser->content_length), m_body.data_ptr().freeSpaceAtEnd() - qsizetype(kBodySlack));
     if (room <= 0)
         return false;
     m_body.resize(at + qsizetype(room)); // within the capacity: no reallocation, the new bytes uninitialised

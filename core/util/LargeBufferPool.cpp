@@ -50,10 +50,11 @@ QByteArray LargeBufferPool::takeBuffer(qsizetype bytes)
     int best = -1;
     for (int i = 0; i < m_entries.size(); ++i) {
         const Entry &e = m_entries.at(i);
-        const qsizetype capacity = e.size; // what it can hold from where its data begins (giveBack)
-        if (e.kind || capacity < bytes || capacity - bytes > bytes / 16 + 4096)
+        // It must hold the body from where its data begins (e.size, see giveBack), and its whole allocation
+        // (e.bytes) must not be much larger than the body: HttpConnection squeezes a body with more slack.
+        if (e.kind || e.size < bytes || e.bytes - bytes > bytes / 16 + 4096)
             continue;
-        if (best < 0 || capacity < m_entries.at(best).size)
+        if (best < 0 || e.bytes < m_entries.at(best).bytes)
             best = i;
     }
     if (best < 0)

@@ -41,9 +41,9 @@ public:
     // How much room to reserve for a new large buffer of `bytes` that will be given back: a little more, so
     // that the next, slightly larger body of a growing conversation still fits it.
     static qsizetype roomFor(qsizetype bytes);
-    // An empty buffer (size 0) with a capacity from `bytes` to bytes + bytes / 16 + 4 KiB (so a request that keeps
-    // its body whole does not squeeze it: HttpConnection), taken out of the pool; a null QByteArray when none is
-    // kept that fits.
+    // An empty buffer (size 0) with room for `bytes` from where its data begins and a capacity of at most
+    // bytes + bytes / 16 + 4 KiB (so a request that keeps its body whole does not squeeze it: HttpConnection),
+    // taken out of the pool; a null QByteArray when none is kept that fits.
     QByteArray takeBuffer(qsizetype bytes);
     // Keeps `buffer` (its contents do not matter) if it is large, not shared with anyone and there is room;
     // the oldest buffer makes way for it.

@@ -409,7 +409,7 @@ private slots:
         QVERIFY(remaining.value(QLatin1String("gate_wait")).toInteger() < 4000);
         QVERIFY(remaining.value(QLatin1String("request_total")).toInteger() > 4000);
         QVERIFY(!remaining.contains(QLatin1String("stream_idle")));
-        // Only the three waiters listen for a freed slot; the holder, streaming, does not.
+        // Only the three waiters listen for a freed slot; the holder, which never waited, does not.
         const QJsonObject gate = status.value(QLatin1String("gate")).toObject();
         QCOMPARE(gate.value(QLatin1String("queued")).toInt(-1), 3);
         QCOMPARE(gate.value(QLatin1String("slot_watchers")).toInt(-1), 3);

@@ -100,6 +100,19 @@ private slots:
         QCOMPARE(static_cast<const void *>(again.constData()), memory);
         again.append(QByteArray(usable - 1024, 'y'));
         QCOMPARE(static_cast<const void *>(again.constData()), memory);
+        pool.giveBack(std::move(again));
+        pool.clear();
+
+        // Half of the allocation in front of the data: the space after it would hold a body of that half, but the
+        // whole allocation is far more than such a body needs (a request keeping it would squeeze it): not taken.
+        QByteArray halved = written(2 * MiB);
+        halved.remove(0, MiB);
+        const qsizetype halvedUsable = halved.capacity() - halved.data_ptr().freeSpaceAtBegin();
+        pool.giveBack(std::move(halved));
+        QCOMPARE(pool.buffersKept(), 1);
+        QVERIFY(pool.takeBuffer(halvedUsable).isNull());
+        QVERIFY(pool.takeBuffer(halvedUsable - 4096).isNull());
+        QCOMPARE(pool.buffersKept(), 1);
     }
 
     void sharedSmallOrRawBuffersAreNotKept()

@@ -3,6 +3,7 @@
 #include "TestSupport.h"
 #include "api/translate/RequestScan.h"
 #include "api/translate/ResponsesRequestSanitizer.h"
+#include "api/translate/SimdjsonBytes.h"
 #include "util/LargeBufferPool.h"
 
 #include <QDir>
@@ -126,6 +127,33 @@ private slots:
         QVERIFY(copied);
         QCOMPARE(copied->model, scan->model);
         QCOMPARE(copied->forwardableAsIs(), scan->forwardableAsIs());
+    }
+
+    // Free space in front of the data (a remove() from the front) is no room after it: such a body is copied
+    // into a padded buffer, never parsed where it lies with the parser reading past its allocation.
+    void freeSpaceInFrontIsNoPadding()
+    {
+        const QByteArray whole("{\"model\":\"m\",\"input\":[],\"store\":false,\"stream\":true}");
+        QByteArray b;
+        b.reserve(whole.size() + 64);
+        b.append(QByteArray(64, ' '));
+        b.append(whole);
+        b.remove(0, 64);
+        QCOMPARE(b, whole);
+        QVERIFY2(b.capacity() - b.size() >= 64, "capacity() must count the front space for this case to mean much");
+        QVERIFY2(b.data_ptr().freeSpaceAtEnd() < 64, "the case needs less than the padding after the data");
+        QCOMPARE(roomAfterData(b), b.data_ptr().freeSpaceAtEnd());
+        QVERIFY(!hasSimdjsonPadding(b));
+        const auto scan = scanResponsesRequest(b);
+        QVERIFY(scan);
+        QCOMPARE(scan->model, QStringLiteral("m"));
+        // With the room after the data, the same bytes are parsed in place.
+        QByteArray roomy;
+        roomy.reserve(whole.size() + 64);
+        roomy.append(whole);
+        QVERIFY(hasSimdjsonPadding(roomy));
+        // A raw-data view owns nothing after its data.
+        QVERIFY(!hasSimdjsonPadding(QByteArray::fromRawData(whole.constData(), whole.size() - 8)));
     }
 
     void aLargeBodyScansAsASmallOne()
