@@ -368,6 +368,84 @@ private slots:
         QVERIFY(holder->readResponse(15000));
     }
 
+    // 2c. A freed slot wakes the waiters in the order they first began to wait: a turn that waited, won a slot,
+    // failed over from it and waits again is still ahead of a turn that began to wait while it held that slot.
+    void aTurnWaitingAgainAfterFailoverKeepsItsPlace()
+    {
+        ProxyProcess proxy;
+        QString error;
+        QVERIFY2(startProxy(proxy,
+                            {{QStringLiteral("slots_per_account"), 1},
+                             {QStringLiteral("gate_wait_s"), 30},
+                             {QStringLiteral("keepalive_interval_s"), 20}},
+                            2, &error),
+                 qPrintable(error));
+        const QString a = proxy.accounts().at(0).chatgptAccountId;
+        const QString b = proxy.accounts().at(1).chatgptAccountId;
+        // Each account's first request holds its slot; b's second answers usage_limit_reached 3 s late.
+        QVERIFY(m_fake.script(a, {QStringLiteral("silent")}));
+        QVERIFY(m_fake.script(b, {QStringLiteral("silent"), QStringLiteral("429+delay_first:3000")}));
+        const auto inputText = [](const QJsonValue &entry) {
+            const QJsonArray input =
+                entry.toObject().value(QLatin1String("body")).toObject().value(QLatin1String("input")).toArray();
+            return input.at(0)
+                .toObject()
+                .value(QLatin1String("content"))
+                .toArray()
+                .at(0)
+                .toObject()
+                .value(QLatin1String("text"))
+                .toString();
+        };
+        const auto gate = [&](const char *key) {
+            return statusJson(proxy).value(QLatin1String("gate")).toObject().value(QLatin1String(key)).toInt(-1);
+        };
+
+        std::unique_ptr<RawHttpClient> holder1 = post(proxy, kCodex, responsesBody(QStringLiteral("ECHO: holder1")));
+        std::unique_ptr<RawHttpClient> holder2 = post(proxy, kCodex, responsesBody(QStringLiteral("ECHO: holder2")));
+        QVERIFY(holder1 && holder2);
+        QTRY_COMPARE_WITH_TIMEOUT(int(upstreamRequestsFor(m_fake, a).size()), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(int(upstreamRequestsFor(m_fake, b).size()), 1, 10000);
+        const bool holder1OnA = inputText(upstreamRequestsFor(m_fake, a).at(0)) == QLatin1String("ECHO: holder1");
+        std::unique_ptr<RawHttpClient> &holderOnA = holder1OnA ? holder1 : holder2;
+        std::unique_ptr<RawHttpClient> &holderOnB = holder1OnA ? holder2 : holder1;
+
+        // The first turn waits, then gets b's slot when b's holder goes away.
+        auto first = post(proxy, kCodex, responsesBody(QStringLiteral("ECHO: first waiter")));
+        QVERIFY(first);
+        QTRY_COMPARE_WITH_TIMEOUT(gate("queued"), 1, 10000);
+        holderOnB.reset();
+        QTRY_COMPARE_WITH_TIMEOUT(int(upstreamRequestsFor(m_fake, b).size()), 2, 10000);
+        QCOMPARE(inputText(upstreamRequestsFor(m_fake, b).at(1)), QStringLiteral("ECHO: first waiter"));
+
+        // While it holds b's slot (its answer is 3 s away), a second turn begins to wait.
+        auto second = post(proxy, kCodex, responsesBody(QStringLiteral("ECHO: second waiter")));
+        QVERIFY(second);
+        QTRY_COMPARE_WITH_TIMEOUT(gate("queued"), 1, 10000);
+        QVERIFY2(upstreamRequestsFor(m_fake, b).at(1).toObject().value(QLatin1String("status_sent")).toInt() == 0,
+                 "b answered before the second turn queued: the case needs a longer delay");
+        // b's usage limit: the first turn fails over, b cools down, and both wait for a's slot.
+        QTRY_COMPARE_WITH_TIMEOUT(gate("queued"), 2, 15000);
+        QCOMPARE(gate("slot_watchers"), 2);
+
+        holderOnA.reset();
+        const std::optional<RawResponse> firstAnswer = first->readResponse(20000);
+        QVERIFY(firstAnswer);
+        QCOMPARE(firstAnswer->status, 200);
+        QVERIFY2(eventTypes(firstAnswer->body).contains("response.completed"), describe(*firstAnswer).constData());
+        const std::optional<RawResponse> secondAnswer = second->readResponse(20000);
+        QVERIFY(secondAnswer);
+        QCOMPARE(secondAnswer->status, 200);
+        const QJsonArray onA = upstreamRequestsFor(m_fake, a);
+        QCOMPARE(onA.size(), 3);
+        QCOMPARE(inputText(onA.at(1)), QStringLiteral("ECHO: first waiter"));
+        QCOMPARE(inputText(onA.at(2)), QStringLiteral("ECHO: second waiter"));
+        const QJsonObject row = proxy.waitForRequest(QString::fromLatin1(firstAnswer->header("x-request-id")));
+        QCOMPARE(attemptOutcomes(row), (QStringList{QStringLiteral("rate_limited"), QStringLiteral("completed")}));
+        // Settled turns listen no more.
+        QTRY_COMPARE_WITH_TIMEOUT(gate("slot_watchers"), 0, 10000);
+    }
+
     // 2b. When the slot does not free in time, the committed stream ends with an explicit error event and
     // response.failed (chat: an error frame and [DONE]) — never a silent close — labelled gate_wait.
     void gateWaitAfterKeepaliveCommitEndsWithExplicitError()
