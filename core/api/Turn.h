@@ -139,7 +139,7 @@ private:
     bool m_holdingSlot = false;   // the ledger holds a claim of ours (released fenced, or settled, exactly once)
     bool m_everClaimed = false;   // some claim was made: the settlement must settle it
     std::optional<AnchorRecord> m_anchorToWrite; // the served response's anchor, for the settlement to write
-    QMetaObject::Connection m_slotWatch;         // to AccountPool::slotFreed, while waiting at the gate
+    QMetaObject::Connection m_slotWatch;         // to AccountPool::slotFreed, from the first gate wait on
     int m_claimConflicts = 0;     // compare-and-set losses of this turn (a stale snapshot)
     QString m_attemptAccessToken; // the access token the current attempt was sent with (never logged)
     bool m_refreshTried = false;  // a 401 already led to a token refresh in this request
