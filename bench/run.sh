@@ -110,6 +110,15 @@ thread_ticks() { # PID NAME: utime+stime of the process's threads called NAME (t
     done
     echo "$sum"
 }
+ctx_switches() { # voluntary + involuntary context switches of every thread of the given pids
+    local sum=0 pid
+    for pid in "$@"; do
+        [ -d "/proc/$pid/task" ] || continue
+        sum=$(( sum + $(cat /proc/"$pid"/task/*/status 2>/dev/null |
+            awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }') ))
+    done
+    echo "$sum"
+}
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 fd_count() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
@@ -214,12 +223,16 @@ url_for() { # TARGET KIND
 }
 proxy_pids() { case "$1" in nginx) nginx_pids ;; switchyard) echo "$SY_PID" ;; *) echo "" ;; esac; }
 RUN=0
+# The stages of TurnStageStats (core/api/TurnStages.h) that the table shows.
+STAGES="request_read request_to_claim claim claim_wait claim_statements claim_commit_and_back claim_to_sent upstream_head head_to_first_byte added_before_first_byte settle"
 load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     local scen="$1" target="$2" kind="$3" conc="$4"; shift 4
     RUN=$((RUN + 1))
     local pids c0 c1 out kv
     pids=$(proxy_pids "$target")
     c0=$(cpu_ticks $pids)
+    local x0 x1
+    x0=$(ctx_switches $pids)
     local p0=0 p1 s0=0 s1 t0 t1
     [ "$target" = switchyard ] && p0=$(thread_ticks "$SY_PID" proxy) && s0=$(thread_ticks "$SY_PID" store)
     local perf_pid=""
@@ -248,9 +261,19 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
         sleep 0.5
     fi
     t0=$(date +%s%N)
-    out=$("$LOAD" --url "$(url_for "$target" "$kind")" --kind "$kind" --concurrency "$conc" \
-        --duration "$SECONDS_PER_RUN" --session-prefix "r$RUN-$target" "$@" 2>>"$WORK/load.err" || true)
+    "$LOAD" --url "$(url_for "$target" "$kind")" --kind "$kind" --concurrency "$conc" \
+        --duration "$SECONDS_PER_RUN" --session-prefix "r$RUN-$target" "$@" >"$WORK/load.out" 2>>"$WORK/load.err" &
+    local load_pid=$!
+    if [ "$target" = switchyard ]; then
+        # Switchyard's own account of where its turns spent their time (/api/status turn_stages): from the end
+        # of the load's 1 s warm-up (its first connections) to the end of the run, like the load's figures.
+        sleep 1
+        curl -s "http://127.0.0.1:$SY_PORT/api/status" >"$WORK/stages0.json"
+    fi
+    wait "$load_pid" || true
+    out=$(cat "$WORK/load.out")
     c1=$(cpu_ticks $pids)
+    x1=$(ctx_switches $pids)
     t1=$(date +%s%N)
     [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; }
     [ -n "$sched_pid" ] && { kill -INT "$sched_pid"; wait "$sched_pid" 2>/dev/null || true; }
@@ -262,11 +285,17 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
         # The same for the store thread(s), which run every claim, settlement and request-log row in turn.
         s1=$(thread_ticks "$SY_PID" store)
         R[$scen.$target.store_thread_busy_pct]=$(calc "($s1 - $s0) * 100 / $CLK_TCK / (($t1 - $t0) / 1000000000)" 0)
+        curl -s "http://127.0.0.1:$SY_PORT/api/status" >"$WORK/stages1.json"
+        local stages
+        stages=$("$DBTOOL" stages "$WORK/stages0.json" "$WORK/stages1.json" 2>>"$WORK/load.err" || true)
+        for kv in $stages; do R[$scen.$target.stage_${kv%%=*}]="${kv#*=}"; done
     fi
     for kv in $out; do R[$scen.$target.${kv%%=*}]="${kv#*=}"; done
     local total=${R[$scen.$target.total]:-0}
     if [ -n "$pids" ] && [ "$total" -gt 0 ]; then
         R[$scen.$target.cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $CLK_TCK / $total" 0)
+        # Every thread's context switches (each one a sleep and a wake-up, or a preemption) per request.
+        R[$scen.$target.ctx_per_req]=$(calc "($x1 - $x0) / $total" 1)
     fi
     log "$scen $target: ${out:-no result (see $WORK/load.err)}"
 }
@@ -289,8 +318,9 @@ each_target() { # SCENARIO KIND CONCURRENCY [extra sy-bench-load args]
         done
     done
     for t in direct nginx switchyard; do
-        for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms ttlb_p99_ms rps cpu_us_per_req proxy_thread_busy_pct \
-                   store_thread_busy_pct added_ttfb_p50_ms added_ttfb_p99_ms added_ttlb_p50_ms; do
+        for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms ttlb_p99_ms rps cpu_us_per_req ctx_per_req proxy_thread_busy_pct \
+                   store_thread_busy_pct added_ttfb_p50_ms added_ttfb_p99_ms added_ttlb_p50_ms \
+                   $(for st in $STAGES; do echo "stage_${st}_p50_us stage_${st}_p99_us stage_${st}_count"; done); do
             vals=(); for r in $(seq 1 "$ROUNDS"); do vals+=("$(v "$scen@$r.$t.$key")"); done
             R[$scen.$t.$key]=$(median "${vals[@]}")
         done
@@ -436,8 +466,16 @@ metric_rows() { # SCENARIO LABEL
     done
     row "$2 cpu_us_per_req" "" "$(v "$s.nginx.cpu_us_per_req")" "$(v "$s.switchyard.cpu_us_per_req")" "" "" \
         "$(ratio "$(v "$s.switchyard.cpu_us_per_req")" "$(v "$s.nginx.cpu_us_per_req")")"
+    row "$2 ctx switches per req" "" "$(v "$s.nginx.ctx_per_req")" "$(v "$s.switchyard.ctx_per_req")" "" "" \
+        "$(ratio "$(v "$s.switchyard.ctx_per_req")" "$(v "$s.nginx.ctx_per_req")")"
     row "$2 proxy thread busy %" "" "" "$(v "$s.switchyard.proxy_thread_busy_pct")" "" "" ""
     row "$2 store thread busy %" "" "" "$(v "$s.switchyard.store_thread_busy_pct")" "" "" ""
+    # Switchyard's own stage times (us, its /api/status): where its added time before the first byte goes.
+    local st
+    for st in $STAGES; do
+        printf '%-34s %s\n' "$2 sy stage $st p50/p99 us" \
+            "$(v "$s.switchyard.stage_${st}_p50_us") / $(v "$s.switchyard.stage_${st}_p99_us") (n=$(v "$s.switchyard.stage_${st}_count"))"
+    done
     row "$2 errors" "$(v "$s.direct.errors")" "$(v "$s.nginx.errors")" "$(v "$s.switchyard.errors")" "" "" ""
 }
 

@@ -2,19 +2,21 @@
 #include "ClaimBench.h"
 #include "FakeAuth.h"
 #include "LogDb.h"
+#include "StageDelta.h"
 
 #include <QCoreApplication>
 #include <QStringList>
-
 #include <cstdio>
 
 namespace {
 
-const char kUsage[] = "usage: sy-bench-db auth DIR COUNT       write DIR/auth-1..COUNT.json (fake accounts)\n"
-                      "       sy-bench-db slots DB N            set every account's slot_count to N\n"
-                      "       sy-bench-db fill DB ROWS          add ROWS request_log rows over the last 30 days\n"
-                      "       sy-bench-db chart DB [REPEAT]     time the 30-day chart queries\n"
-                      "       sy-bench-db claims DB [N [BURST]] time N slot claims alone and in bursts (default 2000, 64)\n";
+const char kUsage[] =
+    "usage: sy-bench-db auth DIR COUNT       write DIR/auth-1..COUNT.json (fake accounts)\n"
+    "       sy-bench-db slots DB N            set every account's slot_count to N\n"
+    "       sy-bench-db fill DB ROWS          add ROWS request_log rows over the last 30 days\n"
+    "       sy-bench-db chart DB [REPEAT]     time the 30-day chart queries\n"
+    "       sy-bench-db claims DB [N [BURST]] time N slot claims alone and in bursts (default 2000, 64)\n"
+    "       sy-bench-db stages BEFORE AFTER   turn stage percentiles between two /api/status answers\n";
 
 int fail(const QString &error)
 {
@@ -33,13 +35,15 @@ int main(int argc, char **argv)
         return 2;
     }
     const QString command = args[0];
+    QString error;
+    if (command == QLatin1String("stages") && args.size() == 3)
+        return sy::bench::printStageDelta(args[1], args[2], &error) ? 0 : fail(error);
     bool ok = true;
     const qint64 n = args.size() > 2 ? args[2].toLongLong(&ok) : 0;
     if (!ok || n < 0) {
         std::fputs(kUsage, stderr);
         return 2;
     }
-    QString error;
     if (command == QLatin1String("auth") && args.size() == 3) {
         error = sy::bench::writeFakeAuthFiles(args[1], int(n));
         return error.isEmpty() ? 0 : fail(error);

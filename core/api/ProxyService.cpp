@@ -380,7 +380,7 @@ void ProxyService::admit(const RouteMatch &match, HttpRequestPtr request, HttpRe
     case Route::CodexResponses:
     case Route::V1Responses:
     case Route::V1ChatCompletions: {
-        ProxyServices services{m_config, &m_clock, m_pool, m_upstream, m_store, m_egress};
+        ProxyServices services{m_config, &m_clock, m_pool, m_upstream, m_store, m_egress, &m_stages};
         auto *turn = new Turn(services, request, response, match, this);
         m_turns.insert(turn);
         connect(turn, &Turn::settled, this, [this, turn] {
@@ -525,6 +525,8 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("store_wal"), walStatusJson(m_store->walCheckpointStats())},
         // Memory of large bodies and their parser kept for the next large request (LargeBufferPool).
         {QStringLiteral("large_buffers"), largeBuffersJson()},
+        // Where turns spend their time before the client's first byte and at their settlement (TurnStages.h).
+        {QStringLiteral("turn_stages"), m_stages.toJson()},
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
         {QStringLiteral("draining"), m_draining},

@@ -3,12 +3,12 @@
 #include "api/AccountPool.h"
 #include "api/FrontDoor.h"
 #include "api/RouteTable.h"
+#include "api/TurnStages.h"
 #include "config/Config.h"
 #include "http/HttpServer.h"
 
 #include <QObject>
 #include <QSet>
-
 #include <memory>
 #include <optional>
 
@@ -92,6 +92,7 @@ private:
     // Non-loopback listen address or require_api_key: proxy routes need a valid API key.
     bool m_apiKeysRequired = false;
     QSet<Turn *> m_turns;
+    TurnStageStats m_stages; // proxy thread, like the turns that record into it
     qint64 m_startedAtMs = 0;
     bool m_draining = false;
 };

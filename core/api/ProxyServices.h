@@ -8,6 +8,7 @@ class AccountPool;
 class Clock;
 class EgressSelector;
 class StoreWorker;
+class TurnStageStats;
 class UpstreamClient;
 struct Config;
 
@@ -21,6 +22,7 @@ struct ProxyServices
     UpstreamClient *upstream = nullptr;
     StoreWorker *store = nullptr;
     EgressSelector *egress = nullptr; // null: every attempt direct
+    TurnStageStats *stages = nullptr; // null: stage latencies not recorded
 };
 
 } // namespace sy

@@ -80,6 +80,7 @@ Turn::~Turn()
 
 void Turn::start()
 {
+    m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs);
     const bool prepared = prepare();
     // What goes upstream is m_upstreamBody now (for Codex the same bytes, shared); the original is not needed.
     m_request->releaseBody();
@@ -315,7 +316,10 @@ void Turn::dispatch(const QString &accountId)
     req.egress = egress.upstreamEgress();
     m_attemptStartMs = m_s.clock->monotonicMs();
     m_budget.beginAttempt();
+    m_marks.dispatched();
     m_call = m_s.upstream->start(req);
+    if (m_call->requestWrittenAll())
+        m_marks.requestSent(); // at once, not when requestSent() arrives from the loop
     // Recorded from the call, whose pooled connection is keyed by this egress proxy: the one that carries it.
     m_attemptEgress = m_call->egressName().isEmpty() ? std::nullopt : std::optional<QString>(m_call->egressName());
     m_egress->watch(m_call);
@@ -329,6 +333,7 @@ void Turn::dispatch(const QString &accountId)
 
 void Turn::onRequestSent()
 {
+    m_marks.requestSent();
     m_budget.connected();
     armDeadline();
 }
@@ -337,6 +342,7 @@ void Turn::onHeaders(int status, const HttpHeaders &headers)
 {
     // The head proves the request went out (connected() is a no-op when requestSent already moved us on).
     m_budget.connected();
+    m_marks.upstreamHead();
     m_upstreamHeaders = headers;
     for (const auto &h : headers) {
         if (headerNameEquals(h.first, "x-request-id"))
@@ -443,8 +449,11 @@ void Turn::onEvent(const SseEvent &event)
         });
         return;
     }
-    if (!bytes.isEmpty())
+    if (!bytes.isEmpty()) {
         writeClient(bytes);
+        if (m_sink->streaming())
+            m_marks.firstByteToStreamingClient(); // only the first time counts
+    }
 }
 
 void Turn::onFinished(UpstreamCall::Outcome outcome, const QString &detail)

@@ -4,6 +4,7 @@
 #include "api/ProxyServices.h"
 #include "api/RouteTable.h"
 #include "api/TurnSink.h"
+#include "api/TurnStages.h"
 #include "http/HttpRequest.h"
 #include "upstream/StageBudget.h"
 #include "upstream/UpstreamCall.h"
@@ -13,7 +14,6 @@
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
-
 #include <memory>
 
 namespace sy {
@@ -119,6 +119,7 @@ private:
     State m_state = State::Preparing;
     RequestBudget m_budget;
     qint64 m_startedAtMs = 0;
+    TurnStageMarks m_marks; // stage latencies for /api/status (TurnStages.h)
 
     // Parsed request
     QByteArray m_upstreamBody;

@@ -340,11 +340,13 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     settlement.nowMs = m_s.clock->nowMs();
     settlement.anchor = m_anchorToWrite;
     QPointer<Turn> self(this);
+    m_marks.settleSubmitted();
     writeRequestLog(m_s.store, e, settlement, this, [self, deliver, status](bool ok, const SettleOutcome &outcome) {
         // Delivered even when the row could not be written: the turn is over either way, and the store's
         // writability already refuses new turns.
         if (!self)
             return;
+        self->m_marks.settled();
         self->m_holdingSlot = false; // settled and released by the transaction (or taken over by a reclaim)
         self->m_s.pool->ledger()->settled(self->m_requestId, outcome);
         if (ok && outcome.ownerLost && status == QLatin1String("completed")) {

@@ -21,6 +21,7 @@ bool Turn::waitAtGate()
         return false;
     }
     m_state = State::GateWait;
+    m_marks.waitedAtGate();
     watchForFreeSlots(true);
     m_budget.enterGateWait();
     armDeadline();
@@ -41,10 +42,13 @@ void Turn::claimSlot(const QString &accountId)
     req.startedAtMs = m_startedAtMs;
     req.previousResponseId = m_previousResponseId;
     m_everClaimed = true;
+    m_marks.claimSubmitted();
     QPointer<Turn> self(this);
     m_s.pool->claim(req, [self, accountId, wasWaiting](const ClaimOutcome &outcome) {
         if (!self)
             return;
+        self->m_marks.claimAnswered(outcome.kind == ClaimOutcome::Kind::Claimed, outcome.storeStartUs,
+                                    outcome.storeEndUs);
         if (self->m_settled)
             return; // the settlement (queued after this claim on the store thread) settles and releases it
         if (wasWaiting && outcome.kind != ClaimOutcome::Kind::Claimed)

@@ -63,6 +63,7 @@ int HttpConnection::onMessageBegin()
     armHeaderTimer();
     m_building = std::make_shared<HttpRequest>();
     m_building->receivedAtMs = m_config.clock->monotonicMs();
+    m_building->receivedAtUs = m_config.clock->monotonicUs();
     m_url.clear();
     m_field.clear();
     m_value.clear();

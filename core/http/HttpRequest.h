@@ -38,6 +38,7 @@ struct HttpRequest
     QHostAddress peerAddress;
     quint16 peerPort = 0;
     qint64 receivedAtMs = 0;      // Clock::monotonicMs() when the first byte of this request was parsed
+    qint64 receivedAtUs = 0;      // the same in Clock::monotonicUs() (stage latencies, api/TurnStages.h)
     quint64 connectionId = 0;     // identifies the downstream connection (unique per server)
     int sequenceOnConnection = 0; // 0 for the first request of a connection, 1 for the next, ...
 

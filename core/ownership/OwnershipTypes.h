@@ -71,6 +71,10 @@ struct ClaimOutcome
     QList<SlotState> rows; // Conflict: every row of the account; Claimed: the claimed slot's row
     bool reclaimedExpired = false; // the slot was taken over from an expired lease
     qint64 durableVersion = 0;
+    // When the claim's statements began and ended on the store thread (Clock::monotonicUs; 0 = never ran):
+    // the claim's latency split into waiting for the store, its statements, and the commit plus the way back.
+    qint64 storeStartUs = 0;
+    qint64 storeEndUs = 0;
 };
 
 // How the settlement of a request went, inside the request-log transaction.

@@ -185,13 +185,16 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
     // which may still be queued.
     const auto submit = a.previousResponseId.isEmpty() ? &StoreWorker::submitUrgent : &StoreWorker::submit;
     (m_store->*submit)(
-        [a, outcome, anchor = request.unwrittenAnchor](Database &db, QString *error) {
+        [a, outcome, anchor = request.unwrittenAnchor, clock = &m_clock](Database &db, QString *error) {
+            const qint64 startUs = clock->monotonicUs();
             if (anchor && !AnchorRepository(db).rememberServed(*anchor, error))
                 return false;
             *outcome = OwnerSlotRepository(db).claim(a, error);
+            outcome->storeStartUs = startUs;
             // The selection time goes with the claim, in the same transaction (strategies read it).
             if (outcome->kind == ClaimOutcome::Kind::Claimed && !AccountRepository(db).touchSelected(a.accountId, error))
                 return false;
+            outcome->storeEndUs = clock->monotonicUs();
             // A refused or lost claim still commits its books (conflict counters), never half a claim.
             return outcome->kind != ClaimOutcome::Kind::Error;
         },

@@ -194,6 +194,11 @@ void UpstreamCall::sendRequest()
     m_connection->write(m_requestHead, m_requestBody);
 }
 
+bool UpstreamCall::requestWrittenAll() const
+{
+    return m_connection && m_connection->writtenAll();
+}
+
 void UpstreamCall::onWritten()
 {
     if (!m_done && m_connection && m_connection->writtenAll())

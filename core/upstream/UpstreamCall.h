@@ -87,6 +87,9 @@ public:
     bool isPaused() const { return m_paused; }
     bool isFinished() const { return m_done; }
     int statusCode() const { return m_status; } // -1 before headers
+    // The whole request is in the kernel already (a plain pooled connection writes at once; requestSent()
+    // follows from the event loop).
+    bool requestWrittenAll() const;
     bool isEventStream() const { return m_eventStream; }
     const QUrl &url() const { return m_url; }
     // The egress proxy carrying this call (empty: direct or the client's proxy setting). Every connection

@@ -15,6 +15,9 @@ public:
     virtual qint64 nowMs() const = 0;
     // Monotonic milliseconds from an arbitrary origin; use it for durations and deadlines.
     virtual qint64 monotonicMs() const = 0;
+    // The same clock in microseconds, for stage latencies below a millisecond (TurnStages). A clock that
+    // only counts milliseconds (ManualClock) reports them as whole milliseconds.
+    virtual qint64 monotonicUs() const { return monotonicMs() * 1000; }
 
     QDateTime now() const { return QDateTime::fromMSecsSinceEpoch(nowMs(), Qt::UTC); }
 };
@@ -25,6 +28,7 @@ public:
     SystemClock() { m_timer.start(); }
     qint64 nowMs() const override { return QDateTime::currentMSecsSinceEpoch(); }
     qint64 monotonicMs() const override { return m_timer.elapsed(); }
+    qint64 monotonicUs() const override { return m_timer.nsecsElapsed() / 1000; }
 
     static SystemClock &instance()
     {

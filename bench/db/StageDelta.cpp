@@ -1,0 +1,56 @@
+#include "StageDelta.h"
+
+#include "util/LatencyHistogram.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <cstdio>
+
+namespace sy::bench {
+
+namespace {
+
+bool readStages(const QString &file, QJsonObject *stages, QString *error)
+{
+    QFile f(file);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("%1: %2").arg(file, f.errorString());
+        return false;
+    }
+    const QJsonObject status = QJsonDocument::fromJson(f.readAll()).object();
+    *stages = status.value(QLatin1String("turn_stages")).toObject().value(QLatin1String("stages")).toObject();
+    if (stages->isEmpty()) {
+        *error = QStringLiteral("%1: no turn_stages in it").arg(file);
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+bool printStageDelta(const QString &beforeFile, const QString &afterFile, QString *error)
+{
+    QJsonObject before, after;
+    if (!readStages(beforeFile, &before, error) || !readStages(afterFile, &after, error))
+        return false;
+    for (auto it = after.begin(); it != after.end(); ++it) {
+        LatencyHistogram a, b;
+        if (!LatencyHistogram::fromBucketsJson(it.value().toObject().value(QLatin1String("buckets")).toArray(), &a) ||
+            !LatencyHistogram::fromBucketsJson(
+                before.value(it.key()).toObject().value(QLatin1String("buckets")).toArray(), &b)) {
+            *error = QStringLiteral("stage %1: malformed buckets").arg(it.key());
+            return false;
+        }
+        const LatencyHistogram d = a.since(b);
+        const QByteArray name = it.key().toLatin1();
+        std::printf("%s_count=%llu %s_p50_us=%lld %s_p90_us=%lld %s_p99_us=%lld\n", name.constData(),
+                    static_cast<unsigned long long>(d.count()), name.constData(),
+                    static_cast<long long>(d.percentileUs(0.5)), name.constData(),
+                    static_cast<long long>(d.percentileUs(0.9)), name.constData(),
+                    static_cast<long long>(d.percentileUs(0.99)));
+    }
+    return true;
+}
+
+} // namespace sy::bench

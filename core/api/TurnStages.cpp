@@ -1,0 +1,134 @@
+#include "api/TurnStages.h"
+
+#include "util/Clock.h"
+
+namespace sy {
+
+const char *TurnStageStats::name(Stage stage)
+{
+    switch (stage) {
+    case RequestRead:
+        return "request_read";
+    case RequestToClaim:
+        return "request_to_claim";
+    case Claim:
+        return "claim";
+    case ClaimWait:
+        return "claim_wait";
+    case ClaimStatements:
+        return "claim_statements";
+    case ClaimCommitAndBack:
+        return "claim_commit_and_back";
+    case ClaimToSent:
+        return "claim_to_sent";
+    case UpstreamHead:
+        return "upstream_head";
+    case HeadToFirstByte:
+        return "head_to_first_byte";
+    case AddedBeforeFirstByte:
+        return "added_before_first_byte";
+    case Settle:
+        return "settle";
+    case StageCount:
+        break;
+    }
+    return "?";
+}
+
+QJsonObject TurnStageStats::toJson() const
+{
+    QJsonObject stages;
+    for (int s = 0; s < StageCount; ++s)
+        stages.insert(QLatin1String(name(Stage(s))), m_stages[size_t(s)].toJson());
+    return {{QStringLiteral("unit"), QStringLiteral("us")}, {QStringLiteral("stages"), stages}};
+}
+
+void TurnStageMarks::begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs)
+{
+    m_clock = clock;
+    m_stats = stats;
+    m_start = now();
+    m_received = requestReceivedUs > 0 && requestReceivedUs <= m_start ? requestReceivedUs : m_start;
+}
+
+qint64 TurnStageMarks::now() const
+{
+    return m_clock ? m_clock->monotonicUs() : 0;
+}
+
+void TurnStageMarks::claimSubmitted()
+{
+    m_claimSubmitted = now();
+    if (++m_claims == 1)
+        m_firstClaimSubmitted = m_claimSubmitted;
+}
+
+void TurnStageMarks::claimAnswered(bool won, qint64 storeStartUs, qint64 storeEndUs)
+{
+    if (!m_stats || !m_claimSubmitted)
+        return;
+    const qint64 t = now();
+    m_stats->record(TurnStageStats::Claim, t - m_claimSubmitted);
+    if (storeStartUs >= m_claimSubmitted && storeEndUs >= storeStartUs && t >= storeEndUs) {
+        m_stats->record(TurnStageStats::ClaimWait, storeStartUs - m_claimSubmitted);
+        m_stats->record(TurnStageStats::ClaimStatements, storeEndUs - storeStartUs);
+        m_stats->record(TurnStageStats::ClaimCommitAndBack, t - storeEndUs);
+    }
+    m_claimSubmitted = 0;
+    if (won)
+        m_claimWon = t;
+}
+
+void TurnStageMarks::dispatched()
+{
+    ++m_dispatches;
+    m_sent = m_head = 0;
+}
+
+void TurnStageMarks::requestSent()
+{
+    if (!m_sent)
+        m_sent = now();
+}
+
+void TurnStageMarks::upstreamHead()
+{
+    if (!m_stats || !m_sent || m_head)
+        return;
+    m_head = now();
+    m_stats->record(TurnStageStats::UpstreamHead, m_head - m_sent);
+}
+
+void TurnStageMarks::firstByteToStreamingClient()
+{
+    if (!m_stats || m_firstByte)
+        return;
+    m_firstByte = true;
+    if (!m_clean || m_claims != 1 || m_dispatches != 1 || !m_claimWon || !m_sent || !m_head)
+        return;
+    const qint64 t = now();
+    const qint64 read = m_start - m_received;
+    const qint64 toClaim = m_firstClaimSubmitted - m_start;
+    const qint64 claim = m_claimWon - m_firstClaimSubmitted;
+    const qint64 toSent = m_sent - m_claimWon;
+    const qint64 toFirstByte = t - m_head;
+    m_stats->record(TurnStageStats::RequestRead, read);
+    m_stats->record(TurnStageStats::RequestToClaim, toClaim);
+    m_stats->record(TurnStageStats::ClaimToSent, toSent);
+    m_stats->record(TurnStageStats::HeadToFirstByte, toFirstByte);
+    m_stats->record(TurnStageStats::AddedBeforeFirstByte, read + toClaim + claim + toSent + toFirstByte);
+}
+
+void TurnStageMarks::settleSubmitted()
+{
+    m_settleSubmitted = now();
+}
+
+void TurnStageMarks::settled()
+{
+    if (m_stats && m_settleSubmitted)
+        m_stats->record(TurnStageStats::Settle, now() - m_settleSubmitted);
+    m_settleSubmitted = 0;
+}
+
+} // namespace sy

@@ -1,0 +1,86 @@
+#pragma once
+
+#include "util/LatencyHistogram.h"
+
+#include <QJsonObject>
+#include <array>
+
+namespace sy {
+
+class Clock;
+
+// How long turns spend in each stage on their way to the client's first byte and to their settlement, in
+// microseconds, as /api/status reports them under "turn_stages". The added-latency stages are recorded for
+// clean streaming turns only (one claim, one upstream attempt, no wait at the gate), so that they add up to
+// what the proxy itself puts in front of the first byte:
+//   added_before_first_byte = request_read + request_to_claim + claim + claim_to_sent + head_to_first_byte
+//                           = (first byte out - first byte in) - upstream_head.
+// The claim's parts, upstream_head and settle count every claim, attempt and settlement. Clock::monotonicUs;
+// one per proxy thread, not thread-safe.
+class TurnStageStats
+{
+public:
+    enum Stage
+    {
+        RequestRead,          // the request's first byte parsed -> the request complete (the rest of its body)
+        RequestToClaim,       // request complete -> claim submitted (parse, translate, route)
+        Claim,                // claim submitted -> its outcome back on the proxy thread (store round trip), in parts:
+        ClaimWait,            //   submitted -> its statements begin (waking the store thread, jobs ahead of it)
+        ClaimStatements,      //   its statements on the store thread
+        ClaimCommitAndBack,   //   statements done -> outcome on the proxy thread (rest of its group, COMMIT, wake-up)
+        ClaimToSent,          // claim won -> request handed to the upstream socket
+        UpstreamHead,         // request sent -> upstream response head: the upstream's own time, not ours
+        HeadToFirstByte,      // upstream head -> the first event's bytes handed to the client connection
+        AddedBeforeFirstByte, // the five of ours above, per turn
+        Settle,               // settlement submitted -> committed and back (store round trip)
+        StageCount
+    };
+
+    void record(Stage stage, qint64 us) { m_stages[size_t(stage)].record(us); }
+    const LatencyHistogram &stage(Stage stage) const { return m_stages[size_t(stage)]; }
+    static const char *name(Stage stage);
+
+    QJsonObject toJson() const;
+
+private:
+    std::array<LatencyHistogram, StageCount> m_stages;
+};
+
+// One turn's marks (Clock::monotonicUs, 0 = not reached), recorded into TurnStageStats as stages complete.
+class TurnStageMarks
+{
+public:
+    // requestReceivedUs: when the request's first byte was parsed (HttpRequest::receivedAtUs).
+    void begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs);
+    void claimSubmitted();
+    // storeStartUs/storeEndUs: ClaimOutcome's (0 when the claim never reached the store).
+    void claimAnswered(bool won, qint64 storeStartUs, qint64 storeEndUs);
+    void waitedAtGate() { m_clean = false; }
+    void dispatched();
+    void requestSent();
+    void upstreamHead();
+    // The first bytes of a streamed answer went to the client: records the clean turn's stages.
+    void firstByteToStreamingClient();
+    void settleSubmitted();
+    void settled();
+
+private:
+    qint64 now() const;
+
+    const Clock *m_clock = nullptr;
+    TurnStageStats *m_stats = nullptr;
+    qint64 m_received = 0;
+    qint64 m_start = 0;
+    qint64 m_claimSubmitted = 0;
+    qint64 m_firstClaimSubmitted = 0;
+    qint64 m_claimWon = 0;
+    qint64 m_sent = 0;
+    qint64 m_head = 0;
+    qint64 m_settleSubmitted = 0;
+    int m_claims = 0;
+    int m_dispatches = 0;
+    bool m_clean = true;
+    bool m_firstByte = false;
+};
+
+} // namespace sy
