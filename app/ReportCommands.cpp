@@ -140,6 +140,29 @@ int runUsage(const Config &config, const CommandLine &cl)
     return ExitOk;
 }
 
+namespace {
+
+// Where the proxy's own time went since the start (/api/status turn_stages, api/TurnStages.h), in one line.
+QString turnStagesLine(const QJsonObject &turnStages)
+{
+    const QJsonObject stages = turnStages.value(QLatin1String("stages")).toObject();
+    const auto stage = [&](const char *name) { return stages.value(QLatin1String(name)).toObject(); };
+    const auto ms = [](const QJsonObject &o, const char *key) {
+        return QString::number(double(o.value(QLatin1String(key)).toInteger()) / 1000.0, 'f', 2);
+    };
+    const QJsonObject added = stage("added_before_first_byte");
+    const qint64 n = added.value(QLatin1String("count")).toInteger();
+    if (n == 0)
+        return QStringLiteral("proxy time before the first byte: no clean streamed turn yet");
+    return QStringLiteral("proxy time before the first byte over %1 clean streamed turn(s): p50 %2 ms, p99 %3 ms "
+                          "(slot claim p50 %4 ms); upstream to its head p50 %5 ms")
+        .arg(n)
+        .arg(ms(added, "p50_us"), ms(added, "p99_us"), ms(stage("claim"), "p50_us"),
+             ms(stage("upstream_head"), "p50_us"));
+}
+
+} // namespace
+
 int runStatus(const Config &config, const CommandLine &cl)
 {
     if (cl.words.size() > 1)
@@ -216,6 +239,7 @@ int runStatus(const Config &config, const CommandLine &cl)
                      s.value(QLatin1String("request_id")).toString(),
                      s.value(QLatin1String("lease_expires_at")).toString()));
     }
+    out(turnStagesLine(status.value(QLatin1String("turn_stages")).toObject()));
     const QJsonArray turns = status.value(QLatin1String("in_flight")).toArray();
     out(QStringLiteral("%1 turn(s) in flight").arg(turns.size()));
     for (const QJsonValue &v : turns) {

@@ -1,6 +1,7 @@
 #include "http/WriteCoalescer.h"
 
 #include "http/HttpConnection.h"
+#include "util/EpollEventDispatcher.h"
 
 #include <QAbstractEventDispatcher>
 #include <QThread>
@@ -17,6 +18,14 @@ constexpr int kMaxRounds = 8;
 
 WriteCoalescer::WriteCoalescer(QObject *parent) : QObject(parent) {}
 
+WriteCoalescer::~WriteCoalescer()
+{
+#ifdef Q_OS_LINUX
+    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(m_dispatcher.data()); epoll && m_socketHook)
+        epoll->removeSocketHandledHook(m_socketHook);
+#endif
+}
+
 bool WriteCoalescer::hook()
 {
     QAbstractEventDispatcher *dispatcher = QAbstractEventDispatcher::instance(thread());
@@ -27,6 +36,12 @@ bool WriteCoalescer::hook()
     // awake() before it polls. Between them every pass of every kind of loop is covered.
     connect(dispatcher, &QAbstractEventDispatcher::aboutToBlock, this, &WriteCoalescer::flushAll);
     connect(dispatcher, &QAbstractEventDispatcher::awake, this, &WriteCoalescer::flushAll);
+#ifdef Q_OS_LINUX
+    // SWITCHYARD_WRITE_FLUSH=pass keeps the flush at the end of the pass only (A/B runs in bench/).
+    static const bool perSocket = qEnvironmentVariable("SWITCHYARD_WRITE_FLUSH") != QLatin1String("pass");
+    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(dispatcher); epoll && perSocket)
+        m_socketHook = epoll->addSocketHandledHook([this] { flushAll(); });
+#endif
     return true;
 }
 

@@ -12,8 +12,10 @@ class HttpConnection;
 
 // Collects the connections that have output waiting and hands it to the kernel once per event-loop pass,
 // right before the thread's event dispatcher polls again (aboutToBlock() in a running loop, awake() in
-// processEvents() calls). Everything a connection was given while one upstream read was handled thus leaves
-// in one send(), without posting events or toggling socket notifiers (each of which wakes the glib loop).
+// processEvents() calls), and on the proxy thread's EpollEventDispatcher also after each ready socket, so
+// that a first byte does not wait for the rest of a busy pass. Everything a connection was given while one
+// upstream read was handled thus leaves in one send(), without posting events or toggling socket notifiers
+// (each of which wakes the glib loop).
 // Internal to the http module; one per HttpServer, on the server's thread.
 class WriteCoalescer : public QObject
 {
@@ -21,6 +23,7 @@ class WriteCoalescer : public QObject
 
 public:
     explicit WriteCoalescer(QObject *parent = nullptr);
+    ~WriteCoalescer() override;
 
     // Flushes `connection` before the next poll. Returns false when this thread has no event dispatcher to
     // hook into; the caller then has to flush at once.
@@ -36,6 +39,7 @@ private:
     QPointer<QAbstractEventDispatcher> m_dispatcher;
     bool m_flushing = false;
     bool m_retryQueued = false;
+    int m_socketHook = 0; // EpollEventDispatcher::addSocketHandledHook id, 0 = none
 };
 
 } // namespace sy

@@ -65,6 +65,8 @@ struct EpollEventDispatcher::State
     QAtomicInt wakePending;
     QAtomicInt interrupted;
     quint64 controlCalls = 0;
+    std::vector<std::pair<int, std::function<void()>>> socketHandledHooks;
+    int nextHookId = 1;
 
     struct Socket
     {
@@ -423,6 +425,13 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
             d->drainWakeUps();
             QCoreApplication::sendPostedEvents();
         }
+        if (i + 1 < n) {
+            // By index: a hook may add or remove hooks.
+            for (size_t h = 0; h < d->socketHandledHooks.size(); ++h) {
+                const std::function<void()> hook = d->socketHandledHooks[h].second;
+                hook();
+            }
+        }
     }
     if (!(flags & QEventLoop::X11ExcludeTimers))
         activity += d->activateTimers();
@@ -555,6 +564,19 @@ void EpollEventDispatcher::interrupt()
 quint64 EpollEventDispatcher::controlCalls() const
 {
     return d->controlCalls;
+}
+
+int EpollEventDispatcher::addSocketHandledHook(std::function<void()> hook)
+{
+    const int id = d->nextHookId++;
+    d->socketHandledHooks.emplace_back(id, std::move(hook));
+    return id;
+}
+
+void EpollEventDispatcher::removeSocketHandledHook(int id)
+{
+    auto &hooks = d->socketHandledHooks;
+    hooks.erase(std::remove_if(hooks.begin(), hooks.end(), [id](const auto &h) { return h.first == id; }), hooks.end());
 }
 
 #endif // Q_OS_LINUX

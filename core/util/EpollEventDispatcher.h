@@ -1,7 +1,7 @@
 #pragma once
 
 #include <QAbstractEventDispatcher>
-
+#include <functional>
 #include <memory>
 
 namespace sy {
@@ -47,6 +47,12 @@ public:
 
     // For tests: how many epoll_ctl calls were made (deferred changes that cancel out make none).
     quint64 controlCalls() const;
+
+    // Called after each ready socket's notifiers (and the events posted meanwhile) were handled, before the
+    // next socket of the same pass: output coalesced per pass (http/WriteCoalescer) leaves then instead of
+    // after the whole pass. Dispatcher's thread only; returns an id for removeSocketHandledHook().
+    int addSocketHandledHook(std::function<void()> hook);
+    void removeSocketHandledHook(int id);
 
 private:
     struct State;

@@ -654,6 +654,15 @@ private slots:
         QVERIFY(lowerSum({"claim_wait", "claim_statements", "claim_commit_and_back"}) < got.value("claim").second);
         QVERIFY(lowerSum({"request_read", "request_to_claim", "claim", "claim_to_sent", "head_to_first_byte"}) <
                 got.value("added_before_first_byte").second);
+        // `switchyard status` sums it up in one line, with the count of clean streamed turns /api/status has.
+        const CliResult text = m_proxy.cli({QStringLiteral("status")});
+        QCOMPARE(text.exitCode, 0);
+        const qint64 clean =
+            after.value(QLatin1String("added_before_first_byte")).toObject().value(QLatin1String("count")).toInteger();
+        QVERIFY2(
+            text.out.contains(
+                QStringLiteral("proxy time before the first byte over %1 clean streamed turn(s)").arg(clean).toUtf8()),
+            text.out.constData());
     }
 
     // DESIGN.md "Durability": the row is committed before the terminal event reaches the client.

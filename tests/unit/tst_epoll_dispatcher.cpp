@@ -1,6 +1,7 @@
 // The proxy thread's epoll event dispatcher. This test installs it as the main thread's dispatcher before the
 // application exists, so everything below (Qt Test's own waits, nested event loops, QTcpServer, timers) runs on
 // it, and each case checks one promise of a Qt event dispatcher against it.
+#include "http/HttpServer.h"
 #include "util/EpollEventDispatcher.h"
 
 #include <QCoreApplication>
@@ -14,15 +15,14 @@
 #include <QTest>
 #include <QThread>
 #include <QTimer>
-
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <glib.h> // the build requires GLib on Linux, the only platform with this dispatcher
-
+#include <arpa/inet.h>
 #include <atomic>
+#include <glib.h> // the build requires GLib on Linux, the only platform with this dispatcher
 #include <memory>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using sy::EpollEventDispatcher;
@@ -83,6 +83,8 @@ private slots:
     void remainingTimeAndRegisteredTimers();
     void aPostFromAnotherThreadWakesTheLoop();
     void aPostMadeDuringAPassComesBeforeItsNextSocket();
+    void aHookRunsBetweenTwoSocketsOfAPass();
+    void aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass();
     void quitFromAnotherThreadEndsItsLoop();
     void aReusedDescriptorIsWatchedAgain();
     void togglingANotifierCostsNoSystemCallUntilTheWait();
@@ -298,6 +300,87 @@ void TestEpollDispatcher::aPostMadeDuringAPassComesBeforeItsNextSocket()
     for (int fd : {a[0], a[1], b[0], b[1]})
         ::close(fd);
     QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("posted"), QStringLiteral("socket")}));
+}
+
+void TestEpollDispatcher::aHookRunsBetweenTwoSocketsOfAPass()
+{
+    int a[2], b[2];
+    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
+    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
+    QStringList order;
+    const int id = installed()->addSocketHandledHook([&] { order << QStringLiteral("hook"); });
+    {
+        QSocketNotifier first(a[0], QSocketNotifier::Read);
+        QSocketNotifier second(b[0], QSocketNotifier::Read);
+        const auto onReady = [&](int fd) {
+            char c;
+            QCOMPARE(::read(fd, &c, 1), 1);
+            order << QStringLiteral("socket");
+        };
+        connect(&first, &QSocketNotifier::activated, this, [&] { onReady(a[0]); });
+        connect(&second, &QSocketNotifier::activated, this, [&] { onReady(b[0]); });
+        QCoreApplication::processEvents(); // the notifiers join the epoll set before this pass's wait
+        order.clear();
+        QCOMPARE(::write(a[1], "x", 1), 1);
+        QCOMPARE(::write(b[1], "x", 1), 1);
+        QCoreApplication::processEvents(); // one wait finds both sockets ready
+        // Between the two, not after the last: the end of the pass has its own flush (aboutToBlock, awake).
+        QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("hook"), QStringLiteral("socket")}));
+
+        installed()->removeSocketHandledHook(id);
+        order.clear();
+        QCOMPARE(::write(a[1], "x", 1), 1);
+        QCOMPARE(::write(b[1], "x", 1), 1);
+        QCoreApplication::processEvents();
+        QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("socket")}));
+    }
+    for (int fd : {a[0], a[1], b[0], b[1]})
+        ::close(fd);
+}
+
+void TestEpollDispatcher::aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass()
+{
+    // http/WriteCoalescer on this dispatcher: a stream's first bytes, written while one request of a busy pass
+    // is handled, reach the kernel before the pass moves on to the next ready socket (the time to first byte
+    // of every turn in a burst would otherwise wait for the whole burst).
+    sy::HttpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    int clients[2] = {-1, -1};
+    for (int &fd : clients) {
+        fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(server.serverPort());
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        QCOMPARE(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    }
+    int seenAtSecond = -1;
+    int handled = 0;
+    server.setHandler([&](sy::HttpRequestPtr request, sy::HttpResponse *response) {
+        ++handled;
+        if (request->path == QLatin1String("/first")) {
+            response->beginStream(200, "text/event-stream");
+            response->write("data: one\n\n");
+            return; // stays open, like a turn's stream
+        }
+        char c;
+        seenAtSecond = int(::recv(clients[0], &c, 1, MSG_PEEK | MSG_DONTWAIT));
+        response->sendFull(200, "text/plain", "ok");
+    });
+    // Both connections accepted and idle before the requests go out together.
+    for (int i = 0; i < 20; ++i)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    const QByteArray first = "GET /first HTTP/1.1\r\nHost: x\r\n\r\n";
+    const QByteArray second = "GET /second HTTP/1.1\r\nHost: x\r\n\r\n";
+    QCOMPARE(::send(clients[0], first.constData(), size_t(first.size()), 0), ssize_t(first.size()));
+    QCOMPARE(::send(clients[1], second.constData(), size_t(second.size()), 0), ssize_t(second.size()));
+    QThread::msleep(20); // both requests are in the server's sockets before its next wait
+    QCoreApplication::processEvents();
+    QCOMPARE(handled, 2); // one pass handled both
+    QCOMPARE(seenAtSecond, 1);
+    server.closeAllConnections();
+    for (int fd : clients)
+        ::close(fd);
 }
 
 void TestEpollDispatcher::quitFromAnotherThreadEndsItsLoop()
