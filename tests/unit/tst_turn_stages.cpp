@@ -165,39 +165,29 @@ private slots:
     {
         ManualClock clock;
         TurnStageStats stats;
-        {
-            TurnStageMarks waited;
-            waited.begin(&clock, &stats, clock.monotonicUs());
-            waited.waitedAtGate();
-            clock.advance(500);
-            waited.claimSubmitted();
+        // One won claim (no store times: no parts) and one attempt up to the upstream's head.
+        const auto attempt = [&](TurnStageMarks &marks) {
+            marks.claimSubmitted();
             clock.advance(1);
-            waited.claimAnswered(true, 0, 0); // no store times: no parts
-            waited.dispatched();
-            waited.requestSent();
+            marks.claimAnswered(true, 0, 0);
+            marks.dispatched();
+            marks.requestSent();
             clock.advance(10);
-            waited.upstreamHead();
-            waited.firstByteToStreamingClient();
-        }
-        {
-            TurnStageMarks movedOn;
-            movedOn.begin(&clock, &stats, clock.monotonicUs());
-            movedOn.claimSubmitted();
-            clock.advance(1);
-            movedOn.claimAnswered(true, 0, 0);
-            movedOn.dispatched();
-            movedOn.requestSent();
-            clock.advance(10);
-            movedOn.upstreamHead(); // a 429: fails over
-            movedOn.claimSubmitted();
-            clock.advance(1);
-            movedOn.claimAnswered(true, 0, 0);
-            movedOn.dispatched();
-            movedOn.requestSent();
-            clock.advance(10);
-            movedOn.upstreamHead();
-            movedOn.firstByteToStreamingClient();
-        }
+            marks.upstreamHead();
+        };
+        TurnStageMarks waited;
+        waited.begin(&clock, &stats, clock.monotonicUs());
+        waited.waitedAtGate();
+        clock.advance(500);
+        attempt(waited);
+        waited.firstByteToStreamingClient();
+
+        TurnStageMarks movedOn;
+        movedOn.begin(&clock, &stats, clock.monotonicUs());
+        attempt(movedOn); // a 429: fails over
+        attempt(movedOn);
+        movedOn.firstByteToStreamingClient();
+
         QCOMPARE(stats.stage(TurnStageStats::Claim).count(), quint64(3));
         QCOMPARE(stats.stage(TurnStageStats::ClaimWait).count(), quint64(0));
         QCOMPARE(stats.stage(TurnStageStats::UpstreamHead).count(), quint64(3));
