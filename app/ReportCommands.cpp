@@ -239,7 +239,8 @@ int runStatus(const Config &config, const CommandLine &cl)
                      s.value(QLatin1String("request_id")).toString(),
                      s.value(QLatin1String("lease_expires_at")).toString()));
     }
-    out(turnStagesLine(status.value(QLatin1String("turn_stages")).toObject()));
+    if (status.contains(QLatin1String("turn_stages"))) // an older instance has none
+        out(turnStagesLine(status.value(QLatin1String("turn_stages")).toObject()));
     const QJsonArray turns = status.value(QLatin1String("in_flight")).toArray();
     out(QStringLiteral("%1 turn(s) in flight").arg(turns.size()));
     for (const QJsonValue &v : turns) {

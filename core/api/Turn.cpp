@@ -80,7 +80,7 @@ Turn::~Turn()
 
 void Turn::start()
 {
-    m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs);
+    m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs, m_request->completedAtUs);
     const bool prepared = prepare();
     // What goes upstream is m_upstreamBody now (for Codex the same bytes, shared); the original is not needed.
     m_request->releaseBody();
@@ -373,6 +373,8 @@ void Turn::onEvent(const SseEvent &event)
 {
     if (m_settled || m_sawTerminal)
         return;
+    if (!m_marks.firstByteRecorded())
+        m_marks.eventArrived();
     const QByteArray &type = event.event;
     QJsonObject data;
     // Only what the sink or the turn reads is parsed: deltas and the done events of a pass-through stream

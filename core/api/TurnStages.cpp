@@ -23,8 +23,8 @@ const char *TurnStageStats::name(Stage stage)
         return "claim_to_sent";
     case UpstreamHead:
         return "upstream_head";
-    case HeadToFirstByte:
-        return "head_to_first_byte";
+    case EventToFirstByte:
+        return "event_to_first_byte";
     case AddedBeforeFirstByte:
         return "added_before_first_byte";
     case Settle:
@@ -43,12 +43,14 @@ QJsonObject TurnStageStats::toJson() const
     return {{QStringLiteral("unit"), QStringLiteral("us")}, {QStringLiteral("stages"), stages}};
 }
 
-void TurnStageMarks::begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs)
+void TurnStageMarks::begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs,
+                           qint64 requestCompletedUs)
 {
     m_clock = clock;
     m_stats = stats;
     m_start = now();
-    m_received = requestReceivedUs > 0 && requestReceivedUs <= m_start ? requestReceivedUs : m_start;
+    m_completed = requestCompletedUs > 0 && requestCompletedUs <= m_start ? requestCompletedUs : m_start;
+    m_received = requestReceivedUs > 0 && requestReceivedUs <= m_completed ? requestReceivedUs : m_completed;
 }
 
 qint64 TurnStageMarks::now() const
@@ -68,7 +70,9 @@ void TurnStageMarks::claimAnswered(bool won, qint64 storeStartUs, qint64 storeEn
     if (!m_stats || !m_claimSubmitted)
         return;
     const qint64 t = now();
-    m_stats->record(TurnStageStats::Claim, t - m_claimSubmitted);
+    // A claim the snapshot refused at once (no free slot in it) never reached the store: not a round trip.
+    if (storeStartUs > 0)
+        m_stats->record(TurnStageStats::Claim, t - m_claimSubmitted);
     if (storeStartUs >= m_claimSubmitted && storeEndUs >= storeStartUs && t >= storeEndUs) {
         m_stats->record(TurnStageStats::ClaimWait, storeStartUs - m_claimSubmitted);
         m_stats->record(TurnStageStats::ClaimStatements, storeEndUs - storeStartUs);
@@ -99,23 +103,28 @@ void TurnStageMarks::upstreamHead()
     m_stats->record(TurnStageStats::UpstreamHead, m_head - m_sent);
 }
 
+void TurnStageMarks::eventArrived()
+{
+    m_event = now();
+}
+
 void TurnStageMarks::firstByteToStreamingClient()
 {
     if (!m_stats || m_firstByte)
         return;
     m_firstByte = true;
-    if (!m_clean || m_claims != 1 || m_dispatches != 1 || !m_claimWon || !m_sent || !m_head)
+    if (!m_clean || m_claims != 1 || m_dispatches != 1 || !m_claimWon || !m_sent || !m_head || !m_event)
         return;
     const qint64 t = now();
-    const qint64 read = m_start - m_received;
-    const qint64 toClaim = m_firstClaimSubmitted - m_start;
+    const qint64 read = m_completed - m_received;
+    const qint64 toClaim = m_firstClaimSubmitted - m_completed;
     const qint64 claim = m_claimWon - m_firstClaimSubmitted;
     const qint64 toSent = m_sent - m_claimWon;
-    const qint64 toFirstByte = t - m_head;
+    const qint64 toFirstByte = t - m_event;
     m_stats->record(TurnStageStats::RequestRead, read);
     m_stats->record(TurnStageStats::RequestToClaim, toClaim);
     m_stats->record(TurnStageStats::ClaimToSent, toSent);
-    m_stats->record(TurnStageStats::HeadToFirstByte, toFirstByte);
+    m_stats->record(TurnStageStats::EventToFirstByte, toFirstByte);
     m_stats->record(TurnStageStats::AddedBeforeFirstByte, read + toClaim + claim + toSent + toFirstByte);
 }
 

@@ -13,24 +13,25 @@ class Clock;
 // microseconds, as /api/status reports them under "turn_stages". The added-latency stages are recorded for
 // clean streaming turns only (one claim, one upstream attempt, no wait at the gate), so that they add up to
 // what the proxy itself puts in front of the first byte:
-//   added_before_first_byte = request_read + request_to_claim + claim + claim_to_sent + head_to_first_byte
-//                           = (first byte out - first byte in) - upstream_head.
-// The claim's parts, upstream_head and settle count every claim, attempt and settlement. Clock::monotonicUs;
-// one per proxy thread, not thread-safe.
+//   added_before_first_byte = request_read + request_to_claim + claim + claim_to_sent + event_to_first_byte
+//     = (first byte out - first byte in) - (request sent -> the upstream event that gave the first byte).
+// claim and its parts count every claim answered by the store; upstream_head every attempt's head; settle every
+// settlement. Clock::monotonicUs; one per proxy thread, not thread-safe.
 class TurnStageStats
 {
 public:
     enum Stage
     {
         RequestRead,          // the request's first byte parsed -> the request complete (the rest of its body)
-        RequestToClaim,       // request complete -> claim submitted (parse, translate, route)
+        RequestToClaim,       // request complete -> claim submitted (front door, API key, parse, translate, route)
         Claim,                // claim submitted -> its outcome back on the proxy thread (store round trip), in parts:
         ClaimWait,            //   submitted -> its statements begin (waking the store thread, jobs ahead of it)
         ClaimStatements,      //   its statements on the store thread
         ClaimCommitAndBack,   //   statements done -> outcome on the proxy thread (rest of its group, COMMIT, wake-up)
         ClaimToSent,          // claim won -> request handed to the upstream socket
         UpstreamHead,         // request sent -> upstream response head: the upstream's own time, not ours
-        HeadToFirstByte,      // upstream head -> the first event's bytes handed to the client connection
+        EventToFirstByte,     // the upstream event that gives the client its first bytes: its handling (sink,
+                              // stream commit) until they are handed to the client connection
         AddedBeforeFirstByte, // the five of ours above, per turn
         Settle,               // settlement submitted -> committed and back (store round trip)
         StageCount
@@ -50,8 +51,8 @@ private:
 class TurnStageMarks
 {
 public:
-    // requestReceivedUs: when the request's first byte was parsed (HttpRequest::receivedAtUs).
-    void begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs);
+    // When the request's first and last bytes were parsed (HttpRequest::receivedAtUs, completedAtUs).
+    void begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs, qint64 requestCompletedUs);
     void claimSubmitted();
     // storeStartUs/storeEndUs: ClaimOutcome's (0 when the claim never reached the store).
     void claimAnswered(bool won, qint64 storeStartUs, qint64 storeEndUs);
@@ -59,6 +60,9 @@ public:
     void dispatched();
     void requestSent();
     void upstreamHead();
+    // An upstream event is about to be handled (only needed until the first byte went out).
+    void eventArrived();
+    bool firstByteRecorded() const { return m_firstByte; }
     // The first bytes of a streamed answer went to the client: records the clean turn's stages.
     void firstByteToStreamingClient();
     void settleSubmitted();
@@ -70,7 +74,9 @@ private:
     const Clock *m_clock = nullptr;
     TurnStageStats *m_stats = nullptr;
     qint64 m_received = 0;
+    qint64 m_completed = 0;
     qint64 m_start = 0;
+    qint64 m_event = 0;
     qint64 m_claimSubmitted = 0;
     qint64 m_firstClaimSubmitted = 0;
     qint64 m_claimWon = 0;

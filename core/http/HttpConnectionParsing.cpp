@@ -270,6 +270,7 @@ int HttpConnection::onMessageComplete()
     m_requestTimer.stop();
     setDirectBodyRead(false);
     m_building->keepAlive = http_should_keep_alive(m_parser.get()) != 0;
+    m_building->completedAtUs = m_config.clock->monotonicUs();
     m_messageComplete = true;
     // Stop after this message: the next pipelined request is parsed once this one's response ended.
     http_parser_pause(m_parser.get(), 1);

@@ -39,6 +39,7 @@ struct HttpRequest
     quint16 peerPort = 0;
     qint64 receivedAtMs = 0;      // Clock::monotonicMs() when the first byte of this request was parsed
     qint64 receivedAtUs = 0;      // the same in Clock::monotonicUs() (stage latencies, api/TurnStages.h)
+    qint64 completedAtUs = 0;     // Clock::monotonicUs() when its last byte was parsed
     quint64 connectionId = 0;     // identifies the downstream connection (unique per server)
     int sequenceOnConnection = 0; // 0 for the first request of a connection, 1 for the next, ...
 

@@ -191,12 +191,13 @@ void UpstreamCall::sendRequest()
 {
     if (m_done || !m_connection || !m_connection->isOpen())
         return;
+    m_requestWriteBegun = true;
     m_connection->write(m_requestHead, m_requestBody);
 }
 
 bool UpstreamCall::requestWrittenAll() const
 {
-    return m_connection && m_connection->writtenAll();
+    return m_requestWriteBegun && m_connection && m_connection->writtenAll();
 }
 
 void UpstreamCall::onWritten()

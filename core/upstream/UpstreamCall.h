@@ -148,6 +148,8 @@ private:
     bool m_headRequest = false;
     bool m_connectingSeen = false;
     bool m_requestSentSeen = false;
+    bool m_requestWriteBegun = false; // sendRequest() wrote this call's request (a pooled connection's flags
+                                      // still describe its previous exchange until then)
     bool m_headersSeen = false;
     bool m_eventStream = false;
     bool m_receivedAny = false;  // any response byte on this call's connection

@@ -399,13 +399,22 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         n = 0;
     }
 
+    // The socket-handled hooks run between sockets: not after the last one (wake-ups and GLib events aside).
+    int lastSocket = -1;
+    for (int i = 0; i < n; ++i) {
+        const quint32 generation = quint32(events[i].data.u64 >> 32);
+        if (generation != 0 && generation != kGlibGeneration)
+            lastSocket = i;
+    }
     int activity = 0;
     for (int i = 0; i < n; ++i) {
         const quint64 key = events[i].data.u64;
         const int fd = int(quint32(key));
         const quint32 generation = quint32(key >> 32);
         if (generation == 0) {
+            // Posted after this pass began (a store answer): delivered now, not after every socket of the pass.
             d->drainWakeUps();
+            QCoreApplication::sendPostedEvents();
             ++activity;
             continue;
         }
@@ -425,7 +434,7 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
             d->drainWakeUps();
             QCoreApplication::sendPostedEvents();
         }
-        if (i + 1 < n) {
+        if (i < lastSocket) {
             // By index: a hook may add or remove hooks.
             for (size_t h = 0; h < d->socketHandledHooks.size(); ++h) {
                 const std::function<void()> hook = d->socketHandledHooks[h].second;

@@ -1,5 +1,6 @@
 #include "util/LatencyHistogram.h"
 
+#include <QtAlgorithms>
 #include <QtGlobal>
 #include <cmath>
 
@@ -11,7 +12,7 @@ constexpr qint64 kMaxUs = (qint64(1) << 40) - 1;
 
 int highestBit(quint64 v)
 {
-    return 63 - __builtin_clzll(v);
+    return 63 - int(qCountLeadingZeroBits(v));
 }
 
 } // namespace
@@ -86,12 +87,16 @@ bool LatencyHistogram::fromBucketsJson(const QJsonArray &buckets, LatencyHistogr
         if (row.size() != 3 || !row.at(0).isDouble() || !row.at(2).isDouble())
             return false;
         const qint64 lower = row.at(0).toInteger(-1);
+        const qint64 upper = row.at(1).toInteger(-1);
         const qint64 n = row.at(2).toInteger(-1);
-        if (lower < 0 || lower > kMaxUs || n < 0)
+        constexpr qint64 kMaxCount = qint64(1) << 53; // exact in a JSON number; no sum of rows can overflow
+        if (lower < 0 || lower > kMaxUs || n < 0 || n > kMaxCount)
             return false;
         const int b = bucketOf(lower);
-        if (lowerBoundOf(b) != lower)
+        if (lowerBoundOf(b) != lower || upperBoundOf(b) != upper)
             return false; // not a bucket of this layout
+        if (h.m_buckets[size_t(b)] + quint64(n) > quint64(kMaxCount))
+            return false;
         h.m_buckets[size_t(b)] += quint64(n);
     }
     h.recomputeFromBuckets();
@@ -101,9 +106,17 @@ bool LatencyHistogram::fromBucketsJson(const QJsonArray &buckets, LatencyHistogr
 
 LatencyHistogram LatencyHistogram::since(const LatencyHistogram &earlier) const
 {
+    // A bucket that went down means a restart in between (counters start over): all of this is new.
+    for (size_t b = 0; b < m_buckets.size(); ++b) {
+        if (m_buckets[b] < earlier.m_buckets[b]) {
+            LatencyHistogram all = *this;
+            all.recomputeFromBuckets();
+            return all;
+        }
+    }
     LatencyHistogram d;
     for (size_t b = 0; b < m_buckets.size(); ++b)
-        d.m_buckets[b] = m_buckets[b] >= earlier.m_buckets[b] ? m_buckets[b] - earlier.m_buckets[b] : 0;
+        d.m_buckets[b] = m_buckets[b] - earlier.m_buckets[b];
     d.recomputeFromBuckets();
     return d;
 }

@@ -31,7 +31,8 @@ public:
     // Rebuilds the counts from toJson()'s buckets (max and mean from the buckets: upper bound, middles).
     // False for a malformed array.
     static bool fromBucketsJson(const QJsonArray &buckets, LatencyHistogram *out);
-    // What was recorded since `earlier` (an older snapshot of the same histogram); max from the buckets.
+    // What was recorded since `earlier` (an older snapshot of the same histogram); max from the buckets. When
+    // a bucket went down (the process restarted in between), everything in this one.
     LatencyHistogram since(const LatencyHistogram &earlier) const;
 
     static int bucketOf(qint64 us);

@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QPointer>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSocketNotifier>
 #include <QTcpServer>
@@ -83,6 +84,7 @@ private slots:
     void remainingTimeAndRegisteredTimers();
     void aPostFromAnotherThreadWakesTheLoop();
     void aPostMadeDuringAPassComesBeforeItsNextSocket();
+    void aPostThatWokeThePassComesBeforeItsSockets();
     void aHookRunsBetweenTwoSocketsOfAPass();
     void aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass();
     void quitFromAnotherThreadEndsItsLoop();
@@ -302,13 +304,52 @@ void TestEpollDispatcher::aPostMadeDuringAPassComesBeforeItsNextSocket()
     QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("posted"), QStringLiteral("socket")}));
 }
 
+void TestEpollDispatcher::aPostThatWokeThePassComesBeforeItsSockets()
+{
+    // Posted after the pass delivered its posted events but before its wait returned (a store answer arriving
+    // just then), and followed by two ready sockets: the wake-up is the first event of the wait, and the post
+    // is delivered there, not after every socket of the pass.
+    int a[2], b[2];
+    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
+    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
+    QStringList order;
+    QObject receiver;
+    {
+        QSocketNotifier first(a[0], QSocketNotifier::Read);
+        QSocketNotifier second(b[0], QSocketNotifier::Read);
+        const auto onReady = [&](int fd) {
+            char c;
+            QCOMPARE(::read(fd, &c, 1), 1);
+            order << QStringLiteral("socket");
+        };
+        connect(&first, &QSocketNotifier::activated, this, [&] { onReady(a[0]); });
+        connect(&second, &QSocketNotifier::activated, this, [&] { onReady(b[0]); });
+        QCoreApplication::processEvents(); // the notifiers join the epoll set
+        const QMetaObject::Connection justBeforeTheWait =
+            connect(installed(), &QAbstractEventDispatcher::aboutToBlock, this, [&] {
+                QMetaObject::invokeMethod(
+                    &receiver, [&] { order << QStringLiteral("posted"); }, Qt::QueuedConnection);
+                QCOMPARE(::write(a[1], "x", 1), 1);
+                QCOMPARE(::write(b[1], "x", 1), 1);
+            });
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+        disconnect(justBeforeTheWait);
+        QCoreApplication::processEvents(); // anything still posted
+    }
+    for (int fd : {a[0], a[1], b[0], b[1]})
+        ::close(fd);
+    QCOMPARE(order, QStringList({QStringLiteral("posted"), QStringLiteral("socket"), QStringLiteral("socket")}));
+}
+
 void TestEpollDispatcher::aHookRunsBetweenTwoSocketsOfAPass()
 {
     int a[2], b[2];
     QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
     QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
     QStringList order;
-    const int id = installed()->addSocketHandledHook([&] { order << QStringLiteral("hook"); });
+    int id = installed()->addSocketHandledHook([&] { order << QStringLiteral("hook"); });
+    // A failed check returns early: the hook must not outlive `order`.
+    const auto removeHook = qScopeGuard([&] { installed()->removeSocketHandledHook(id); });
     {
         QSocketNotifier first(a[0], QSocketNotifier::Read);
         QSocketNotifier second(b[0], QSocketNotifier::Read);
@@ -327,7 +368,7 @@ void TestEpollDispatcher::aHookRunsBetweenTwoSocketsOfAPass()
         // Between the two, not after the last: the end of the pass has its own flush (aboutToBlock, awake).
         QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("hook"), QStringLiteral("socket")}));
 
-        installed()->removeSocketHandledHook(id);
+        installed()->removeSocketHandledHook(std::exchange(id, 0));
         order.clear();
         QCOMPARE(::write(a[1], "x", 1), 1);
         QCOMPARE(::write(b[1], "x", 1), 1);

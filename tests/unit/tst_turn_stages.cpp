@@ -22,6 +22,15 @@ QPair<qint64, qint64> onlyBucket(const LatencyHistogram &h)
     return {buckets.at(0).toArray().at(0).toInteger(), buckets.at(0).toArray().at(1).toInteger()};
 }
 
+// A bucket list of one row. (QJsonArray{QJsonArray{...}} is a copy of the inner array under clang, a nested
+// array under GCC.)
+QJsonArray oneRow(const QJsonArray &row)
+{
+    QJsonArray rows;
+    rows.append(row);
+    return rows;
+}
+
 } // namespace
 
 class TestTurnStages : public QObject
@@ -43,8 +52,12 @@ private slots:
                 QVERIFY((LatencyHistogram::upperBoundOf(b) - LatencyHistogram::lowerBoundOf(b)) * 16 <=
                         LatencyHistogram::lowerBoundOf(b));
         }
-        for (int b = 0; b + 1 < LatencyHistogram::kBuckets; ++b)
+        for (int b = 0; b + 1 < LatencyHistogram::kBuckets; ++b) {
             QCOMPARE(LatencyHistogram::upperBoundOf(b), LatencyHistogram::lowerBoundOf(b + 1));
+            QCOMPARE(LatencyHistogram::bucketOf(LatencyHistogram::lowerBoundOf(b)), b);
+            QCOMPARE(LatencyHistogram::bucketOf(LatencyHistogram::upperBoundOf(b) - 1), b);
+        }
+        QCOMPARE(LatencyHistogram::upperBoundOf(LatencyHistogram::kBuckets - 1), qint64(1) << 40);
         // Out of range values are clamped, never out of the array.
         QCOMPARE(LatencyHistogram::bucketOf(-5), 0);
         QCOMPARE(LatencyHistogram::bucketOf(qint64(1) << 50), LatencyHistogram::kBuckets - 1);
@@ -89,17 +102,22 @@ private slots:
         QVERIFY2(p99 >= 94 && p99 <= 106, qPrintable(QString::number(p99)));
         // Without the delta the run's p50 would be the old slow values'.
         QVERIFY(after.percentileUs(0.5) > 10000);
+        // A restart in between (a bucket went down): the later snapshot is all new.
+        LatencyHistogram restarted;
+        restarted.record(100);
+        QCOMPARE(restarted.since(before).count(), quint64(1));
     }
 
     void malformedBucketsAreRefused()
     {
         LatencyHistogram h;
-        QVERIFY(!LatencyHistogram::fromBucketsJson(QJsonArray{QJsonArray{33, 34, 1}},
+        QVERIFY(!LatencyHistogram::fromBucketsJson(oneRow(QJsonArray{33, 34, 1}),
                                                    &h)); // 33 starts no bucket (32..33 is one)
-        QVERIFY(!LatencyHistogram::fromBucketsJson(QJsonArray{QJsonArray{16, 17}}, &h));
-        QVERIFY(!LatencyHistogram::fromBucketsJson(QJsonArray{QJsonArray{16, 17, -1}}, &h));
-        QVERIFY(!LatencyHistogram::fromBucketsJson(QJsonArray{QJsonArray{QStringLiteral("16"), 17, 1}}, &h));
-        QVERIFY(LatencyHistogram::fromBucketsJson(QJsonArray{QJsonArray{16, 17, 2}}, &h));
+        QVERIFY(!LatencyHistogram::fromBucketsJson(oneRow(QJsonArray{16, 17}), &h));
+        QVERIFY(!LatencyHistogram::fromBucketsJson(oneRow(QJsonArray{16, 17, -1}), &h));
+        QVERIFY(!LatencyHistogram::fromBucketsJson(oneRow(QJsonArray{QStringLiteral("16"), 17, 1}), &h));
+        QVERIFY(!LatencyHistogram::fromBucketsJson(oneRow(QJsonArray{32, 36, 1}), &h)); // another layout's width
+        QVERIFY(LatencyHistogram::fromBucketsJson(oneRow(QJsonArray{16, 17, 2}), &h));
         QCOMPARE(h.count(), quint64(2));
     }
 
@@ -113,8 +131,10 @@ private slots:
         TurnStageMarks marks;
         const qint64 received = clock.monotonicUs();
         clock.advance(2); // the rest of the request
-        marks.begin(&clock, &stats, received);
-        clock.advance(1); // parse, route
+        const qint64 completed = clock.monotonicUs();
+        clock.advance(1); // front door
+        marks.begin(&clock, &stats, received, completed);
+        // parse, route: no time
         marks.claimSubmitted();
         const qint64 storeStart = clock.monotonicUs() + 3000;
         const qint64 storeEnd = storeStart + 1000;
@@ -125,8 +145,11 @@ private slots:
         marks.requestSent();
         clock.advance(40); // the upstream's own time
         marks.upstreamHead();
+        clock.advance(20); // the upstream's too: its first event comes later than its head
+        marks.eventArrived();
         clock.advance(4);
         marks.firstByteToStreamingClient();
+        QVERIFY(marks.firstByteRecorded());
         clock.advance(100);
         marks.firstByteToStreamingClient(); // later events do not count again
         marks.settleSubmitted();
@@ -145,7 +168,7 @@ private slots:
         QCOMPARE(ms(TurnStageStats::ClaimCommitAndBack), 3);
         QCOMPARE(ms(TurnStageStats::ClaimToSent), 1);
         QCOMPARE(ms(TurnStageStats::UpstreamHead), 40);
-        QCOMPARE(ms(TurnStageStats::HeadToFirstByte), 4);
+        QCOMPARE(ms(TurnStageStats::EventToFirstByte), 4);
         QCOMPARE(ms(TurnStageStats::AddedBeforeFirstByte), 2 + 1 + 7 + 1 + 4);
         QCOMPARE(ms(TurnStageStats::Settle), 5);
 
@@ -165,35 +188,41 @@ private slots:
     {
         ManualClock clock;
         TurnStageStats stats;
-        // One won claim (no store times: no parts) and one attempt up to the upstream's head.
+        // One claim the snapshot refused at once (it never reached the store: no claim time), one won claim and
+        // one attempt up to the upstream's head.
         const auto attempt = [&](TurnStageMarks &marks) {
             marks.claimSubmitted();
+            marks.claimAnswered(false, 0, 0);
+            marks.claimSubmitted();
+            const qint64 store = clock.monotonicUs();
             clock.advance(1);
-            marks.claimAnswered(true, 0, 0);
+            marks.claimAnswered(true, store, store);
             marks.dispatched();
             marks.requestSent();
             clock.advance(10);
             marks.upstreamHead();
         };
         TurnStageMarks waited;
-        waited.begin(&clock, &stats, clock.monotonicUs());
+        waited.begin(&clock, &stats, clock.monotonicUs(), clock.monotonicUs());
         waited.waitedAtGate();
         clock.advance(500);
         attempt(waited);
+        waited.eventArrived();
         waited.firstByteToStreamingClient();
 
         TurnStageMarks movedOn;
-        movedOn.begin(&clock, &stats, clock.monotonicUs());
+        movedOn.begin(&clock, &stats, clock.monotonicUs(), clock.monotonicUs());
         attempt(movedOn); // a 429: fails over
         attempt(movedOn);
+        movedOn.eventArrived();
         movedOn.firstByteToStreamingClient();
 
         QCOMPARE(stats.stage(TurnStageStats::Claim).count(), quint64(3));
-        QCOMPARE(stats.stage(TurnStageStats::ClaimWait).count(), quint64(0));
+        QCOMPARE(stats.stage(TurnStageStats::ClaimWait).count(), quint64(3));
         QCOMPARE(stats.stage(TurnStageStats::UpstreamHead).count(), quint64(3));
         QCOMPARE(stats.stage(TurnStageStats::AddedBeforeFirstByte).count(), quint64(0));
         QCOMPARE(stats.stage(TurnStageStats::RequestToClaim).count(), quint64(0));
-        QCOMPARE(stats.stage(TurnStageStats::HeadToFirstByte).count(), quint64(0));
+        QCOMPARE(stats.stage(TurnStageStats::EventToFirstByte).count(), quint64(0));
     }
 };
 
