@@ -356,6 +356,7 @@ void Turn::onHeaders(int status, const HttpHeaders &headers)
                 m_s.pool->bindTurnState(h.second, m_accountId);
         }
     }
+    m_marks.upstreamHeadHandled();
 }
 
 void Turn::onBody(const QByteArray &body)

@@ -23,6 +23,8 @@ const char *TurnStageStats::name(Stage stage)
         return "claim_to_sent";
     case UpstreamHead:
         return "upstream_head";
+    case HeadHandling:
+        return "head_handling";
     case EventToFirstByte:
         return "event_to_first_byte";
     case AddedBeforeFirstByte:
@@ -87,6 +89,7 @@ void TurnStageMarks::dispatched()
 {
     ++m_dispatches;
     m_sent = m_head = 0;
+    m_headHandling = -1;
 }
 
 void TurnStageMarks::requestSent()
@@ -103,6 +106,12 @@ void TurnStageMarks::upstreamHead()
     m_stats->record(TurnStageStats::UpstreamHead, m_head - m_sent);
 }
 
+void TurnStageMarks::upstreamHeadHandled()
+{
+    if (m_head && m_headHandling < 0)
+        m_headHandling = now() - m_head;
+}
+
 void TurnStageMarks::eventArrived()
 {
     m_event = now();
@@ -113,7 +122,8 @@ void TurnStageMarks::firstByteToStreamingClient()
     if (!m_stats || m_firstByte)
         return;
     m_firstByte = true;
-    if (!m_clean || m_claims != 1 || m_dispatches != 1 || !m_claimWon || !m_sent || !m_head || !m_event)
+    if (!m_clean || m_claims != 1 || m_dispatches != 1 || !m_claimWon || !m_sent || !m_head || !m_event ||
+        m_headHandling < 0)
         return;
     const qint64 t = now();
     const qint64 read = m_completed - m_received;
@@ -124,8 +134,10 @@ void TurnStageMarks::firstByteToStreamingClient()
     m_stats->record(TurnStageStats::RequestRead, read);
     m_stats->record(TurnStageStats::RequestToClaim, toClaim);
     m_stats->record(TurnStageStats::ClaimToSent, toSent);
+    m_stats->record(TurnStageStats::HeadHandling, m_headHandling);
     m_stats->record(TurnStageStats::EventToFirstByte, toFirstByte);
-    m_stats->record(TurnStageStats::AddedBeforeFirstByte, read + toClaim + claim + toSent + toFirstByte);
+    m_stats->record(TurnStageStats::AddedBeforeFirstByte,
+                    read + toClaim + claim + toSent + m_headHandling + toFirstByte);
 }
 
 void TurnStageMarks::settleSubmitted()

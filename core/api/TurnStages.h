@@ -13,7 +13,8 @@ class Clock;
 // microseconds, as /api/status reports them under "turn_stages". The added-latency stages are recorded for
 // clean streaming turns only (one claim, one upstream attempt, no wait at the gate), so that they add up to
 // what the proxy itself puts in front of the first byte:
-//   added_before_first_byte = request_read + request_to_claim + claim + claim_to_sent + event_to_first_byte
+//   added_before_first_byte = request_read + request_to_claim + claim + claim_to_sent + head_handling
+//                             + event_to_first_byte
 //     = (first byte out - first byte in) - (request sent -> the upstream event that gave the first byte).
 // claim and its parts count every claim answered by the store; upstream_head every attempt's head; settle every
 // settlement. Clock::monotonicUs; one per proxy thread, not thread-safe.
@@ -30,9 +31,10 @@ public:
         ClaimCommitAndBack,   //   statements done -> outcome on the proxy thread (rest of its group, COMMIT, wake-up)
         ClaimToSent,          // claim won -> request handed to the upstream socket
         UpstreamHead,         // request sent -> upstream response head: the upstream's own time, not ours
+        HeadHandling,         // the head's handling on the proxy thread (usage headers, bindings)
         EventToFirstByte,     // the upstream event that gives the client its first bytes: its handling (sink,
                               // stream commit) until they are handed to the client connection
-        AddedBeforeFirstByte, // the five of ours above, per turn
+        AddedBeforeFirstByte, // the six of ours above (not upstream_head), per turn
         Settle,               // settlement submitted -> committed and back (store round trip)
         StageCount
     };
@@ -60,6 +62,7 @@ public:
     void dispatched();
     void requestSent();
     void upstreamHead();
+    void upstreamHeadHandled();
     // An upstream event is about to be handled (only needed until the first byte went out).
     void eventArrived();
     bool firstByteRecorded() const { return m_firstByte; }
@@ -82,6 +85,7 @@ private:
     qint64 m_claimWon = 0;
     qint64 m_sent = 0;
     qint64 m_head = 0;
+    qint64 m_headHandling = -1; // -1: not handled yet
     qint64 m_settleSubmitted = 0;
     int m_claims = 0;
     int m_dispatches = 0;
