@@ -18,6 +18,7 @@
 #include <QTimer>
 #include <arpa/inet.h>
 #include <atomic>
+#include <functional>
 #include <glib.h> // the build requires GLib on Linux, the only platform with this dispatcher
 #include <memory>
 #include <netinet/in.h>
@@ -267,40 +268,69 @@ void TestEpollDispatcher::aPostFromAnotherThreadWakesTheLoop()
     QVERIFY(arrived);
 }
 
+// Two socket pairs whose reading ends are watched: each byte that arrives is read and logged as "socket" in
+// `order`, then `afterRead` runs. The notifiers go before the descriptors close.
+class TwoWatchedSockets
+{
+public:
+    TwoWatchedSockets(QObject *context, QStringList *order, std::function<void()> afterRead = {})
+    {
+        m_ok = ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, m_a) == 0 &&
+               ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, m_b) == 0;
+        if (!m_ok)
+            return;
+        for (int fd : {m_a[0], m_b[0]}) {
+            auto notifier = std::make_unique<QSocketNotifier>(fd, QSocketNotifier::Read);
+            QObject::connect(notifier.get(), &QSocketNotifier::activated, context, [fd, order, afterRead] {
+                char c;
+                if (::read(fd, &c, 1) != 1)
+                    return;
+                *order << QStringLiteral("socket");
+                if (afterRead)
+                    afterRead();
+            });
+            m_notifiers.push_back(std::move(notifier));
+        }
+        QCoreApplication::processEvents(); // the notifiers join the epoll set before the next wait
+    }
+    ~TwoWatchedSockets()
+    {
+        m_notifiers.clear();
+        for (int fd : {m_a[0], m_a[1], m_b[0], m_b[1]}) {
+            if (fd >= 0)
+                ::close(fd);
+        }
+    }
+    bool ok() const { return m_ok; }
+    // One byte into each pair, the first pair first (epoll reports them in that order).
+    bool makeBothReady() { return ::write(m_a[1], "x", 1) == 1 && ::write(m_b[1], "x", 1) == 1; }
+
+private:
+    int m_a[2] = {-1, -1};
+    int m_b[2] = {-1, -1};
+    bool m_ok = false;
+    std::vector<std::unique_ptr<QSocketNotifier>> m_notifiers;
+};
+
 void TestEpollDispatcher::aPostMadeDuringAPassComesBeforeItsNextSocket()
 {
     // The proxy thread works through bursts of ready sockets; an answer the store thread posts meanwhile (the
     // slot claim a new turn waits on) is delivered between two sockets of the pass, not after its last one.
-    int a[2], b[2];
-    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
-    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
     QStringList order;
     QObject receiver;
-    {
-        QSocketNotifier first(a[0], QSocketNotifier::Read);
-        QSocketNotifier second(b[0], QSocketNotifier::Read);
-        bool posted = false;
-        const auto onReady = [&](int fd) {
-            char c;
-            QCOMPARE(::read(fd, &c, 1), 1);
-            order << QStringLiteral("socket");
-            if (std::exchange(posted, true))
-                return;
-            std::thread([&] {
-                QMetaObject::invokeMethod(
-                    &receiver, [&] { order << QStringLiteral("posted"); }, Qt::QueuedConnection);
-            }).join();
-        };
-        connect(&first, &QSocketNotifier::activated, this, [&] { onReady(a[0]); });
-        connect(&second, &QSocketNotifier::activated, this, [&] { onReady(b[0]); });
-        QCoreApplication::processEvents(); // the notifiers join the epoll set before this pass's wait
-        QCOMPARE(::write(a[1], "x", 1), 1);
-        QCOMPARE(::write(b[1], "x", 1), 1);
-        QCoreApplication::processEvents(); // one wait finds both sockets ready
-        QCoreApplication::processEvents(); // anything still posted
-    }
-    for (int fd : {a[0], a[1], b[0], b[1]})
-        ::close(fd);
+    bool posted = false;
+    TwoWatchedSockets sockets(this, &order, [&] {
+        if (std::exchange(posted, true))
+            return;
+        std::thread([&] {
+            QMetaObject::invokeMethod(
+                &receiver, [&] { order << QStringLiteral("posted"); }, Qt::QueuedConnection);
+        }).join();
+    });
+    QVERIFY(sockets.ok());
+    QVERIFY(sockets.makeBothReady());
+    QCoreApplication::processEvents(); // one wait finds both sockets ready
+    QCoreApplication::processEvents(); // anything still posted
     QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("posted"), QStringLiteral("socket")}));
 }
 
@@ -309,74 +339,42 @@ void TestEpollDispatcher::aPostThatWokeThePassComesBeforeItsSockets()
     // Posted after the pass delivered its posted events but before its wait returned (a store answer arriving
     // just then), and followed by two ready sockets: the wake-up is the first event of the wait, and the post
     // is delivered there, not after every socket of the pass.
-    int a[2], b[2];
-    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
-    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
     QStringList order;
     QObject receiver;
-    {
-        QSocketNotifier first(a[0], QSocketNotifier::Read);
-        QSocketNotifier second(b[0], QSocketNotifier::Read);
-        const auto onReady = [&](int fd) {
-            char c;
-            QCOMPARE(::read(fd, &c, 1), 1);
-            order << QStringLiteral("socket");
-        };
-        connect(&first, &QSocketNotifier::activated, this, [&] { onReady(a[0]); });
-        connect(&second, &QSocketNotifier::activated, this, [&] { onReady(b[0]); });
-        QCoreApplication::processEvents(); // the notifiers join the epoll set
-        const QMetaObject::Connection justBeforeTheWait =
-            connect(installed(), &QAbstractEventDispatcher::aboutToBlock, this, [&] {
-                QMetaObject::invokeMethod(
-                    &receiver, [&] { order << QStringLiteral("posted"); }, Qt::QueuedConnection);
-                QCOMPARE(::write(a[1], "x", 1), 1);
-                QCOMPARE(::write(b[1], "x", 1), 1);
-            });
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
-        disconnect(justBeforeTheWait);
-        QCoreApplication::processEvents(); // anything still posted
-    }
-    for (int fd : {a[0], a[1], b[0], b[1]})
-        ::close(fd);
+    TwoWatchedSockets sockets(this, &order);
+    QVERIFY(sockets.ok());
+    bool wrote = false;
+    const QMetaObject::Connection justBeforeTheWait =
+        connect(installed(), &QAbstractEventDispatcher::aboutToBlock, this, [&] {
+            QMetaObject::invokeMethod(
+                &receiver, [&] { order << QStringLiteral("posted"); }, Qt::QueuedConnection);
+            wrote = sockets.makeBothReady();
+        });
+    QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    disconnect(justBeforeTheWait);
+    QCoreApplication::processEvents(); // anything still posted
+    QVERIFY(wrote);
     QCOMPARE(order, QStringList({QStringLiteral("posted"), QStringLiteral("socket"), QStringLiteral("socket")}));
 }
 
 void TestEpollDispatcher::aHookRunsBetweenTwoSocketsOfAPass()
 {
-    int a[2], b[2];
-    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
-    QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
     QStringList order;
+    TwoWatchedSockets sockets(this, &order);
+    QVERIFY(sockets.ok());
     int id = installed()->addSocketHandledHook([&] { order << QStringLiteral("hook"); });
     // A failed check returns early: the hook must not outlive `order`.
     const auto removeHook = qScopeGuard([&] { installed()->removeSocketHandledHook(id); });
-    {
-        QSocketNotifier first(a[0], QSocketNotifier::Read);
-        QSocketNotifier second(b[0], QSocketNotifier::Read);
-        const auto onReady = [&](int fd) {
-            char c;
-            QCOMPARE(::read(fd, &c, 1), 1);
-            order << QStringLiteral("socket");
-        };
-        connect(&first, &QSocketNotifier::activated, this, [&] { onReady(a[0]); });
-        connect(&second, &QSocketNotifier::activated, this, [&] { onReady(b[0]); });
-        QCoreApplication::processEvents(); // the notifiers join the epoll set before this pass's wait
-        order.clear();
-        QCOMPARE(::write(a[1], "x", 1), 1);
-        QCOMPARE(::write(b[1], "x", 1), 1);
-        QCoreApplication::processEvents(); // one wait finds both sockets ready
-        // Between the two, not after the last: the end of the pass has its own flush (aboutToBlock, awake).
-        QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("hook"), QStringLiteral("socket")}));
+    QVERIFY(sockets.makeBothReady());
+    QCoreApplication::processEvents(); // one wait finds both sockets ready
+    // Between the two, not after the last: the end of the pass has its own flush (aboutToBlock, awake).
+    QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("hook"), QStringLiteral("socket")}));
 
-        installed()->removeSocketHandledHook(std::exchange(id, 0));
-        order.clear();
-        QCOMPARE(::write(a[1], "x", 1), 1);
-        QCOMPARE(::write(b[1], "x", 1), 1);
-        QCoreApplication::processEvents();
-        QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("socket")}));
-    }
-    for (int fd : {a[0], a[1], b[0], b[1]})
-        ::close(fd);
+    installed()->removeSocketHandledHook(std::exchange(id, 0));
+    order.clear();
+    QVERIFY(sockets.makeBothReady());
+    QCoreApplication::processEvents();
+    QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("socket")}));
 }
 
 void TestEpollDispatcher::aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass()
