@@ -14,11 +14,14 @@
 #include "upstream/egress/EgressRequest.h"
 #include "upstream/egress/EgressSelector.h"
 #include "usage/UsagePoller.h"
+#include "util/BusyPoll.h"
 #include "util/Clock.h"
+#include "util/EpollEventDispatcher.h"
 #include "util/Faults.h"
 #include "util/Ids.h"
 #include "util/LargeBufferPool.h"
 
+#include <QAbstractEventDispatcher>
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -498,6 +501,21 @@ QJsonObject largeBuffersJson()
             {QStringLiteral("reuses"), qint64(pool.reuses())}};
 }
 
+// This thread's busy polling (util/BusyPoll.h): waits that polled instead of sleeping, and those that found
+// their event in time. Zero counts where the thread's dispatcher is not the epoll one.
+QJsonObject busyPollJson(const StoreWorker &store)
+{
+    const auto *epoll = dynamic_cast<const EpollEventDispatcher *>(QAbstractEventDispatcher::instance());
+    const EpollEventDispatcher::BusyPollCounts counts =
+        epoll ? epoll->busyPollCounts() : EpollEventDispatcher::BusyPollCounts{};
+    return {{QStringLiteral("window_us"), BusyPollHold::windowUs()},
+            {QStringLiteral("holds"), BusyPollHold::heldOnThisThread()},
+            {QStringLiteral("polls"), qint64(counts.polls)},
+            {QStringLiteral("hits"), qint64(counts.hits)},
+            {QStringLiteral("store_waits_after_warm_up"), qint64(store.warmSpins())},
+            {QStringLiteral("store_jobs_found_awake"), qint64(store.warmSpinHits())}};
+}
+
 } // namespace
 
 QByteArray ProxyService::statusJson() const
@@ -525,6 +543,7 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("store_wal"), walStatusJson(m_store->walCheckpointStats())},
         // Memory of large bodies and their parser kept for the next large request (LargeBufferPool).
         {QStringLiteral("large_buffers"), largeBuffersJson()},
+        {QStringLiteral("busy_poll"), busyPollJson(*m_store)},
         // Where turns spend their time before the client's first byte and at their settlement (TurnStages.h).
         {QStringLiteral("turn_stages"), m_stages.toJson()},
         {QStringLiteral("accounts"), m_pool->statusJson()},

@@ -357,6 +357,8 @@ void Turn::onHeaders(int status, const HttpHeaders &headers)
         }
     }
     m_marks.upstreamHeadHandled();
+    if (!m_sink->streaming())
+        m_busyPoll.release(); // its client's first byte comes with the whole response
 }
 
 void Turn::onBody(const QByteArray &body)
@@ -456,6 +458,7 @@ void Turn::onEvent(const SseEvent &event)
         writeClient(bytes);
         if (m_sink->streaming())
             m_marks.firstByteToStreamingClient(); // only the first time counts
+        m_busyPoll.release();
     }
 }
 

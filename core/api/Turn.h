@@ -9,6 +9,7 @@
 #include "upstream/StageBudget.h"
 #include "upstream/UpstreamCall.h"
 #include "upstream/egress/EgressRequest.h"
+#include "util/BusyPoll.h"
 
 #include <QJsonObject>
 #include <QObject>
@@ -120,6 +121,9 @@ private:
     RequestBudget m_budget;
     qint64 m_startedAtMs = 0;
     TurnStageMarks m_marks; // stage latencies for /api/status (TurnStages.h)
+    // From the claim to the first byte the client gets: the proxy thread polls for the answers it waits on
+    // (the claim, the upstream head and first event) instead of sleeping (util/BusyPoll.h).
+    BusyPollHold m_busyPoll;
 
     // Parsed request
     QByteArray m_upstreamBody;

@@ -341,6 +341,7 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     settlement.anchor = m_anchorToWrite;
     QPointer<Turn> self(this);
     m_marks.settleSubmitted();
+    m_busyPoll.release();
     writeRequestLog(m_s.store, e, settlement, this, [self, deliver, status](bool ok, const SettleOutcome &outcome) {
         // Delivered even when the row could not be written: the turn is over either way, and the store's
         // writability already refuses new turns.

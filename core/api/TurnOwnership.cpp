@@ -22,6 +22,7 @@ bool Turn::waitAtGate()
     }
     m_state = State::GateWait;
     m_marks.waitedAtGate();
+    m_busyPoll.release(); // a wait for a free slot may take seconds
     watchForFreeSlots(true);
     m_budget.enterGateWait();
     armDeadline();
@@ -43,6 +44,7 @@ void Turn::claimSlot(const QString &accountId)
     req.previousResponseId = m_previousResponseId;
     m_everClaimed = true;
     m_marks.claimSubmitted();
+    m_busyPoll.acquire();
     QPointer<Turn> self(this);
     m_s.pool->claim(req, [self, accountId, wasWaiting](const ClaimOutcome &outcome) {
         if (!self)

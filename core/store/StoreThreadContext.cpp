@@ -4,6 +4,7 @@
 
 #include <QLoggingCategory>
 #include <QMutexLocker>
+#include <QThread>
 #include <QTimer>
 
 Q_DECLARE_LOGGING_CATEGORY(lcStore)
@@ -162,14 +163,51 @@ void StoreThreadContext::postDrain()
 // One unit per event: timers and the change poll still get their turn under a steady load.
 void StoreThreadContext::drain()
 {
-    runNextUnit();
+    const bool warmedUp = runNextUnit() && m_lastUnitWarmedUp;
     QMutexLocker lock(&m_queueMutex);
-    if (m_queue.empty() && m_urgent.empty()) {
+    if (m_queue.empty() && m_urgent.empty() && !(warmedUp && awaitJobAfterWarmUp(lock))) {
         m_drainPosted = false;
         return;
     }
     lock.unlock();
     postDrain();
+}
+
+namespace {
+
+int warmSpinUs()
+{
+    static const int us = [] {
+        bool ok = false;
+        const int value = qEnvironmentVariableIntValue("SWITCHYARD_STORE_WARM_SPIN_US", &ok);
+        return ok ? qBound(0, value, 100'000) : 300;
+    }();
+    return us;
+}
+
+} // namespace
+
+// A warm-up means a claim is on its way (it is submitted 50-100 us after the turn's head): a thread that went
+// back to sleep now would need waking for it (60-100 us on this machine class, bench/README.md, "busy
+// polling"). m_drainPosted stays set meanwhile, so push() posts no drain event: the job is found here.
+bool StoreThreadContext::awaitJobAfterWarmUp(QMutexLocker<QMutex> &lock)
+{
+    const int spinUs = warmSpinUs();
+    if (spinUs <= 0)
+        return false;
+    const qint64 untilUs = SystemClock::instance().monotonicUs() + spinUs;
+    m_owner->m_warmSpins.fetch_add(1);
+    for (;;) {
+        lock.unlock();
+        QThread::yieldCurrentThread();
+        lock.relock();
+        if (!m_queue.empty() || !m_urgent.empty()) {
+            m_owner->m_warmSpinHits.fetch_add(1);
+            return true;
+        }
+        if (SystemClock::instance().monotonicUs() >= untilUs)
+            return false;
+    }
 }
 
 // A read alone, or the write jobs queued back to back (up to the group limit) in one transaction.
@@ -182,10 +220,12 @@ bool StoreThreadContext::runNextUnit()
         std::deque<StoreQueuedJob> &queue = m_urgent.empty() ? m_queue : m_urgent;
         if (queue.empty())
             return false;
+        m_lastUnitWarmedUp = false;
         if (queue.front().warmUpAfter && *queue.front().warmUpAfter != m_unitsStarted) {
             queue.pop_front(); // a warm-up that another unit overtook has nothing left to warm
             return true;
         }
+        m_lastUnitWarmedUp = queue.front().warmUpAfter.has_value();
         ++m_unitsStarted;
         m_inUnit.store(true);
         const bool write = queue.front().write;

@@ -62,6 +62,10 @@ private:
     void postDrain();
     void drain();
     bool runNextUnit();
+    // After a warm-up, with the lock held and nothing queued: waits without sleeping, up to
+    // SWITCHYARD_STORE_WARM_SPIN_US (default 300 us), for the claim that the warm-up announced. True when a job
+    // arrived (the lock is held again either way).
+    bool awaitJobAfterWarmUp(QMutexLocker<QMutex> &lock);
     bool runJob(const StoreQueuedJob &job, QString *error);
     void runAlone(const StoreQueuedJob &job);
     void runGroup(std::vector<StoreQueuedJob> &group);
@@ -95,6 +99,7 @@ private:
     bool m_drainPosted = false;
     quint64 m_unitsStarted = 0;          // under m_queueMutex
     std::atomic<bool> m_inUnit{false};   // a unit runs (set under m_queueMutex; cleared before its callbacks)
+    bool m_lastUnitWarmedUp = false;     // store thread: the unit runNextUnit() ran last was a warm-up
     std::atomic<bool> m_warmable{false}; // SQLite: StoreWorker::warmUp() has something to gain
 };
 

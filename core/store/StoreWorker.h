@@ -76,6 +76,10 @@ public:
     void warmUp(Job job);
     // Warm-up jobs that ran (tests).
     quint64 warmUps() const { return m_warmUps.load(); }
+    // Warm-ups after which the store thread waited awake for the next job (SWITCHYARD_STORE_WARM_SPIN_US), and
+    // of those the waits that the job ended before the limit (the claim found the thread awake).
+    quint64 warmSpins() const { return m_warmSpins.load(); }
+    quint64 warmSpinHits() const { return m_warmSpinHits.load(); }
     // submit() for a write that must outlive a store outage (a settled turn's request-log row and settlement).
     // When its transaction fails because the store stopped taking writes, onDone still runs at once (ok
     // false: the turn ends for its client), and the job itself is kept in memory and submitted again, in
@@ -139,6 +143,8 @@ private:
     std::vector<StoreQueuedJob> m_retained;
     std::atomic<qint64> m_lostWrites{0};
     std::atomic<quint64> m_warmUps{0};
+    std::atomic<quint64> m_warmSpins{0};
+    std::atomic<quint64> m_warmSpinHits{0};
     WalCheckpointStats m_walStats;
     // Where onDone callbacks go: to their context's thread unless it is destroyed (also during a shutdown).
     GuardedContexts m_contexts;

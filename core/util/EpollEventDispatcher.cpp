@@ -1,20 +1,22 @@
 #include "util/EpollEventDispatcher.h"
 
+#include "util/BusyPoll.h"
+
 #include <QCoreApplication>
 #include <QSocketNotifier>
 #include <QTimerEvent>
 
 #ifdef Q_OS_LINUX
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <sched.h>
 #include <set>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -65,6 +67,8 @@ struct EpollEventDispatcher::State
     QAtomicInt wakePending;
     QAtomicInt interrupted;
     quint64 controlCalls = 0;
+    quint64 busyPolls = 0;    // waits that polled instead of blocking (BusyPoll.h)
+    quint64 busyPollHits = 0; // of them, those that found an event before their window ended
     std::vector<std::pair<int, std::function<void()>>> socketHandledHooks;
     int nextHookId = 1;
 
@@ -301,6 +305,41 @@ struct EpollEventDispatcher::State
         return delivered;
     }
 
+    // While a BusyPollHold of this thread wants it: polls without blocking, yielding the CPU between polls,
+    // until something is ready or the hold's window (or *timeoutMs, a due timer) ends. Returns the events
+    // found (0 when none: *timeoutMs is then what is left of the wait).
+    int busyPoll(epoll_event *events, int max, int *timeoutMs)
+    {
+        const qint64 untilNs = BusyPollHold::pollUntilNs();
+        qint64 now = nowNs();
+        if (untilNs <= now)
+            return 0;
+        const qint64 startNs = now;
+        const qint64 endNs = *timeoutMs < 0 ? untilNs : qMin(untilNs, now + qint64(*timeoutMs) * 1'000'000);
+        ++busyPolls;
+        int n = 0;
+        while ((n = epoll_wait(epollFd, events, max, 0)) == 0 && !interrupted.loadRelaxed()) {
+            now = nowNs();
+            if (now >= endNs)
+                break;
+            sched_yield();
+        }
+        if (n < 0) {
+            if (errno != EINTR)
+                qWarning("EpollEventDispatcher: epoll_wait: %s", strerror(errno));
+            n = 0;
+        }
+        if (n > 0) {
+            ++busyPollHits;
+            return n;
+        }
+        if (interrupted.loadRelaxed())
+            *timeoutMs = 0;
+        else if (*timeoutMs > 0)
+            *timeoutMs = int(qMax<qint64>(0, *timeoutMs - (nowNs() - startNs) / 1'000'000));
+        return 0;
+    }
+
     // Milliseconds until the earliest timer that may fire now is due, rounded up; -1 without one.
     int msUntilNextTimer() const
     {
@@ -392,7 +431,9 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
 
     d->applyChanges();
     epoll_event events[kMaxEventsPerWait];
-    int n = epoll_wait(d->epollFd, events, kMaxEventsPerWait, timeoutMs);
+    int n = mayWait && timeoutMs != 0 ? d->busyPoll(events, kMaxEventsPerWait, &timeoutMs) : 0;
+    if (n == 0)
+        n = epoll_wait(d->epollFd, events, kMaxEventsPerWait, timeoutMs);
     if (n < 0) {
         if (errno != EINTR)
             qWarning("EpollEventDispatcher: epoll_wait: %s", strerror(errno));
@@ -573,6 +614,11 @@ void EpollEventDispatcher::interrupt()
 quint64 EpollEventDispatcher::controlCalls() const
 {
     return d->controlCalls;
+}
+
+EpollEventDispatcher::BusyPollCounts EpollEventDispatcher::busyPollCounts() const
+{
+    return {d->busyPolls, d->busyPollHits};
 }
 
 int EpollEventDispatcher::addSocketHandledHook(std::function<void()> hook)

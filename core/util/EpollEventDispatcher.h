@@ -47,6 +47,14 @@ public:
 
     // For tests: how many epoll_ctl calls were made (deferred changes that cancel out make none).
     quint64 controlCalls() const;
+    // Waits that polled instead of blocking while a BusyPollHold was held (util/BusyPoll.h), and of those the
+    // ones that found an event within their window. Dispatcher's thread only.
+    struct BusyPollCounts
+    {
+        quint64 polls = 0;
+        quint64 hits = 0;
+    };
+    BusyPollCounts busyPollCounts() const;
 
     // Called after each ready socket's notifiers (and the events posted meanwhile) were handled, before the
     // next socket of the same pass: output coalesced per pass (http/WriteCoalescer) leaves then instead of

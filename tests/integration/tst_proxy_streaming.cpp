@@ -668,6 +668,14 @@ private slots:
             text.out.contains(
                 QStringLiteral("proxy time before the first byte over %1 clean streamed turn(s)").arg(clean).toUtf8()),
             text.out.constData());
+        // Busy polling (util/BusyPoll.h): the proxy thread polled while the turn waited for its claim and its
+        // upstream, and no hold outlives the turn that took it.
+        const auto busyPoll = [this] {
+            const HttpResult st = httpRequest("GET", QUrl(m_proxy.url(QStringLiteral("/api/status"))));
+            return QJsonDocument::fromJson(st.body).object().value(QLatin1String("busy_poll")).toObject();
+        };
+        QVERIFY(busyPoll().value(QLatin1String("polls")).toInteger() >= 1);
+        QTRY_COMPARE(busyPoll().value(QLatin1String("holds")).toInt(-1), 0);
     }
 
     // DESIGN.md "Durability": the row is committed before the terminal event reaches the client.

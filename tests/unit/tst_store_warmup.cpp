@@ -4,6 +4,7 @@
 #include "store/Database.h"
 #include "store/StoreWorker.h"
 
+#include <QElapsedTimer>
 #include <QMutex>
 #include <QSemaphore>
 #include <QStringList>
@@ -34,6 +35,13 @@ class tst_StoreWarmUp : public QObject
     }
 
 private slots:
+    void initTestCase()
+    {
+        // Long enough that a job submitted 5 ms after the warm-up still finds the store thread awake (the limit is
+        // read once per process).
+        qputenv("SWITCHYARD_STORE_WARM_SPIN_US", "100000");
+    }
+
     void aWarmUpRunsOnAnIdleStoreThread()
     {
         StoreWorker worker;
@@ -117,6 +125,50 @@ private slots:
         QMutexLocker lock(&mutex);
         QCOMPARE(order, QStringList{QStringLiteral("claim")});
         QCOMPARE(worker.warmUps(), quint64(0));
+    }
+
+    // After a warm-up the store thread stays awake for the claim it announced: the claim is found by that wait,
+    // not by a drain posted to (and waking) the thread.
+    void aJobSubmittedAfterAWarmUpFindsTheThreadAwake()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(pathFor("awake"), &error), qPrintable(error));
+        settle(worker);
+
+        worker.warmUp([](Database &, QString *) { return true; });
+        // Until the thread waits awake (a tight loop: a 50 ms step of QTRY could miss the 100 ms wait).
+        QElapsedTimer timer;
+        timer.start();
+        while (worker.warmSpins() == 0 && timer.elapsed() < 5000)
+            QThread::yieldCurrentThread();
+        QCOMPARE(worker.warmSpins(), quint64(1));
+        QCOMPARE(worker.warmUps(), quint64(1));
+        std::atomic<int> ran{0};
+        worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
+        QTRY_COMPARE(ran.load(), 1);
+        QCOMPARE(worker.warmSpins(), quint64(1));
+        QCOMPARE(worker.warmSpinHits(), quint64(1));
+    }
+
+    // A wait that nothing ended leaves the queue as it found it: the next job still gets a drain and runs.
+    void aJobAfterAWaitThatEndedEmptyStillRuns()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(pathFor("after-wait"), &error), qPrintable(error));
+        settle(worker);
+
+        worker.warmUp([](Database &, QString *) { return true; });
+        QTRY_COMPARE(worker.warmSpins(), quint64(1));
+        QTest::qWait(150); // past the 100 ms limit
+        std::atomic<int> ran{0};
+        worker.submit([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
+        QTRY_COMPARE(ran.load(), 1);
+        QCOMPARE(worker.warmSpinHits(), quint64(0));
+        // Jobs without a warm-up ahead of them never make the thread wait awake.
+        settle(worker);
+        QCOMPARE(worker.warmSpins(), quint64(1));
     }
 
     void noWarmUpAfterStop()

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <QtGlobal>
+
+namespace sy {
+
+// Busy polling of a thread's event loop while an answer it waits for is due within microseconds.
+//
+// A streamed turn blocks three times before its client's first byte: for the slot claim's answer from the
+// store thread, for the upstream's head and for its first event. On the benchmark's 2-vCPU machine each of
+// those sleeps cost tens of microseconds more than the work itself (bench/README.md, "Busy polling from the
+// claim to the first byte"). While a BusyPollHold is held on a thread, EpollEventDispatcher polls instead of
+// blocking, yielding the CPU between two polls to any other thread that wants it, for at most the window that
+// began with the latest hold. Where the thread's dispatcher is not the epoll one, a hold changes nothing.
+//
+// A hold belongs to the thread that acquired it: acquire, release and destroy it there.
+class BusyPollHold
+{
+public:
+    BusyPollHold() = default;
+    ~BusyPollHold() { release(); }
+    BusyPollHold(const BusyPollHold &) = delete;
+    BusyPollHold &operator=(const BusyPollHold &) = delete;
+
+    // Starts a hold on this thread (no-op while held or when busy polling is off). Each acquire opens a new
+    // window of windowUs() from now for the thread.
+    void acquire();
+    void release();
+    bool held() const { return m_held; }
+
+    // SWITCHYARD_BUSY_POLL_US, read once: how long a thread polls after the latest hold began (default
+    // 1000 us; 0 turns busy polling off, for A/B runs).
+    static int windowUs();
+    // For the dispatcher of this thread: the monotonic time in ns until which it may poll instead of blocking,
+    // or 0 when no hold is held. Never longer than the window that began with the latest hold.
+    static qint64 pollUntilNs();
+    // Holds held on this thread now (tests).
+    static int heldOnThisThread();
+
+private:
+    bool m_held = false;
+};
+
+} // namespace sy

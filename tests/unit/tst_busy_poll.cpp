@@ -1,0 +1,188 @@
+// util/BusyPoll.h with the epoll dispatcher installed on the main thread: while a BusyPollHold is held, a wait
+// polls instead of sleeping and finds what arrives within its window; without one, or past the window, the
+// thread sleeps as before and timers still fire on time.
+#include "util/BusyPoll.h"
+#include "util/EpollEventDispatcher.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTest>
+#include <QTimer>
+#include <sys/resource.h>
+#include <thread>
+
+using sy::BusyPollHold;
+using sy::EpollEventDispatcher;
+
+namespace {
+
+constexpr int kWindowUs = 50'000;
+
+EpollEventDispatcher *installed()
+{
+    return dynamic_cast<EpollEventDispatcher *>(QAbstractEventDispatcher::instance());
+}
+
+// Times this thread gave up its CPU to sleep (a blocking wait does; a poll that yields does not).
+long voluntarySwitches()
+{
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    return usage.ru_nvcsw;
+}
+
+struct WaitResult
+{
+    bool arrived = false;
+    qint64 elapsedMs = 0;
+    long sleeps = 0;
+    quint64 polls = 0;
+    quint64 hits = 0;
+};
+
+// Runs an event loop that only a post from another thread, `delayMs` from now, ends.
+WaitResult waitForAPostFromAnotherThread(int delayMs)
+{
+    WaitResult r;
+    QObject receiver;
+    QEventLoop loop;
+    QTimer failsafe; // only ends a hang; `arrived` tells which way it ended
+    failsafe.setSingleShot(true);
+    QObject::connect(&failsafe, &QTimer::timeout, &loop, &QEventLoop::quit);
+    failsafe.start(10'000);
+    const EpollEventDispatcher::BusyPollCounts before = installed()->busyPollCounts();
+    QElapsedTimer timer;
+    timer.start();
+    std::thread poster([&] {
+        QThread::msleep(ulong(delayMs));
+        QMetaObject::invokeMethod(
+            &receiver,
+            [&] {
+                r.arrived = true;
+                loop.quit();
+            },
+            Qt::QueuedConnection);
+    });
+    const long sleepsBefore = voluntarySwitches();
+    loop.exec();
+    r.sleeps = voluntarySwitches() - sleepsBefore;
+    r.elapsedMs = timer.elapsed();
+    poster.join();
+    const EpollEventDispatcher::BusyPollCounts after = installed()->busyPollCounts();
+    r.polls = after.polls - before.polls;
+    r.hits = after.hits - before.hits;
+    return r;
+}
+
+} // namespace
+
+class TestBusyPoll : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void theWindowComesFromTheEnvironment() { QCOMPARE(BusyPollHold::windowUs(), kWindowUs); }
+
+    void withoutAHoldTheWaitSleeps()
+    {
+        QCOMPARE(BusyPollHold::heldOnThisThread(), 0);
+        const WaitResult r = waitForAPostFromAnotherThread(5);
+        QVERIFY(r.arrived);
+        QCOMPARE(r.polls, quint64(0));
+        QVERIFY2(r.sleeps >= 1, "a wait of 5 ms without a hold sleeps");
+    }
+
+    void aHeldWaitFindsAPostWithoutSleeping()
+    {
+        BusyPollHold hold;
+        hold.acquire();
+        QVERIFY(hold.held());
+        QCOMPARE(BusyPollHold::heldOnThisThread(), 1);
+        const WaitResult r = waitForAPostFromAnotherThread(5);
+        QVERIFY(r.arrived);
+        QVERIFY(r.polls >= 1);
+        QCOMPARE(r.hits, r.polls); // every polled wait ended by what it waited for, within the window
+        QCOMPARE(r.sleeps, 0L);
+        hold.release();
+        QCOMPARE(BusyPollHold::heldOnThisThread(), 0);
+        QCOMPARE(BusyPollHold::pollUntilNs(), qint64(0));
+    }
+
+    void aWaitPastItsWindowSleepsAndTimersStillFire()
+    {
+        BusyPollHold hold;
+        hold.acquire();
+        // A timer inside the window ends the poll at its due time and fires, not early.
+        QElapsedTimer sinceStart;
+        sinceStart.start();
+        qint64 timerFiredAtMs = -1;
+        QTimer::singleShot(20, [&] { timerFiredAtMs = sinceStart.elapsed(); });
+        const WaitResult r = waitForAPostFromAnotherThread(150); // 3x the 50 ms window
+        QVERIFY(r.arrived);
+        QVERIFY(r.elapsedMs >= 150);
+        QVERIFY(timerFiredAtMs >= 20);
+        QVERIFY(timerFiredAtMs < r.elapsedMs);
+        QVERIFY(r.polls >= 1);
+        // The timer ended one poll and the window another (the timer's own clean-up may post an event that a
+        // third poll finds).
+        QVERIFY2(r.hits < r.polls, qPrintable(QStringLiteral("%1 of %2 polls found an event").arg(r.hits).arg(r.polls)));
+        QVERIFY2(r.sleeps >= 1, "past its window the wait sleeps");
+    }
+
+    void theWindowOfTheLatestHoldCounts()
+    {
+        BusyPollHold first;
+        first.acquire();
+        const qint64 firstUntil = BusyPollHold::pollUntilNs();
+        first.acquire(); // held already: changes nothing
+        QCOMPARE(BusyPollHold::pollUntilNs(), firstUntil);
+        QTest::qSleep(2);
+        BusyPollHold second;
+        second.acquire();
+        QCOMPARE(BusyPollHold::heldOnThisThread(), 2);
+        QVERIFY(BusyPollHold::pollUntilNs() > firstUntil);
+        second.release();
+        second.release(); // twice: counted once
+        QCOMPARE(BusyPollHold::heldOnThisThread(), 1);
+        {
+            BusyPollHold scoped;
+            scoped.acquire();
+            QCOMPARE(BusyPollHold::heldOnThisThread(), 2);
+        }
+        QCOMPARE(BusyPollHold::heldOnThisThread(), 1); // a destroyed hold is released
+    }
+
+    void holdsBelongToTheirThread()
+    {
+        int heldThere = -1;
+        std::thread other([&] {
+            BusyPollHold hold;
+            hold.acquire();
+            heldThere = BusyPollHold::heldOnThisThread();
+        });
+        other.join();
+        QCOMPARE(heldThere, 1);
+        QCOMPARE(BusyPollHold::heldOnThisThread(), 0);
+        const WaitResult r = waitForAPostFromAnotherThread(5);
+        QVERIFY(r.arrived);
+        QCOMPARE(r.polls, quint64(0));
+    }
+};
+
+int main(int argc, char **argv)
+{
+    // Read once per process, before anything asks.
+    qputenv("SWITCHYARD_BUSY_POLL_US", QByteArray::number(kWindowUs));
+    QAbstractEventDispatcher *dispatcher = EpollEventDispatcher::create();
+    if (!dispatcher) {
+        fprintf(stderr, "no epoll on this platform\n");
+        return 1;
+    }
+    QCoreApplication::setEventDispatcher(dispatcher);
+    QCoreApplication app(argc, argv);
+    TestBusyPoll test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_busy_poll.moc"
