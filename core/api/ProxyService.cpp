@@ -103,7 +103,8 @@ QString ProxyService::start()
     // are required: the key check's own store read comes first and wakes the store thread, and a warm-up
     // running then would only make it wait.
     m_server->setHeadObserver([this](const HttpRequest &head) {
-        if (head.method != "POST" || m_draining || m_apiKeysRequired)
+        // Nor when no claim can follow (paused proxy, unwritable store): the store thread would wait for nothing.
+        if (head.method != "POST" || m_draining || m_apiKeysRequired || m_pool->proxyPaused() || !m_store->writable())
             return;
         const RouteMatch match = matchRoute(head.method, head.path.toUtf8(), {});
         if (match.methodAllowed && isTurnRoute(match.route))
@@ -505,9 +506,11 @@ QJsonObject largeBuffersJson()
 // their event in time. Zero counts where the thread's dispatcher is not the epoll one.
 QJsonObject busyPollJson(const StoreWorker &store)
 {
-    const auto *epoll = dynamic_cast<const EpollEventDispatcher *>(QAbstractEventDispatcher::instance());
-    const EpollEventDispatcher::BusyPollCounts counts =
-        epoll ? epoll->busyPollCounts() : EpollEventDispatcher::BusyPollCounts{};
+    EpollEventDispatcher::BusyPollCounts counts;
+#ifdef Q_OS_LINUX // the only platform with the epoll dispatcher
+    if (const auto *epoll = dynamic_cast<const EpollEventDispatcher *>(QAbstractEventDispatcher::instance()))
+        counts = epoll->busyPollCounts();
+#endif
     return {{QStringLiteral("window_us"), BusyPollHold::windowUs()},
             {QStringLiteral("holds"), BusyPollHold::heldOnThisThread()},
             {QStringLiteral("polls"), qint64(counts.polls)},

@@ -142,7 +142,8 @@ bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)
     // Work queued or running: the thread is awake and warm already. A unit that has ended but whose thread
     // has not yet gone back to sleep (it posted its callbacks, which may have taken its CPU) counts as idle:
     // if the claim is submitted before that thread runs again, the claim goes first and the warm-up is dropped.
-    if (!m_queue.empty() || !m_urgent.empty() || m_inUnit.load())
+    // Waiting awake after a warm-up counts as warm too: a second warm-up would make that claim wait behind it.
+    if (!m_queue.empty() || !m_urgent.empty() || m_inUnit.load() || m_awaitingAfterWarmUp)
         return false;
     StoreQueuedJob queued{std::move(job), false, nullptr, true, {}};
     queued.warmUpAfter = m_unitsStarted;
@@ -197,16 +198,20 @@ bool StoreThreadContext::awaitJobAfterWarmUp(QMutexLocker<QMutex> &lock)
         return false;
     const qint64 untilUs = SystemClock::instance().monotonicUs() + spinUs;
     m_owner->m_warmSpins.fetch_add(1);
+    m_awaitingAfterWarmUp = true;
     for (;;) {
         lock.unlock();
         QThread::yieldCurrentThread();
         lock.relock();
         if (!m_queue.empty() || !m_urgent.empty()) {
             m_owner->m_warmSpinHits.fetch_add(1);
+            m_awaitingAfterWarmUp = false;
             return true;
         }
-        if (SystemClock::instance().monotonicUs() >= untilUs)
+        if (SystemClock::instance().monotonicUs() >= untilUs) {
+            m_awaitingAfterWarmUp = false;
             return false;
+        }
     }
 }
 

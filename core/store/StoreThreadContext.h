@@ -100,6 +100,7 @@ private:
     quint64 m_unitsStarted = 0;          // under m_queueMutex
     std::atomic<bool> m_inUnit{false};   // a unit runs (set under m_queueMutex; cleared before its callbacks)
     bool m_lastUnitWarmedUp = false;     // store thread: the unit runNextUnit() ran last was a warm-up
+    bool m_awaitingAfterWarmUp = false;  // under m_queueMutex: awaitJobAfterWarmUp() waits (warm-ups refused)
     std::atomic<bool> m_warmable{false}; // SQLite: StoreWorker::warmUp() has something to gain
 };
 

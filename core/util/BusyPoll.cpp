@@ -1,7 +1,7 @@
 #include "util/BusyPoll.h"
 
 #include <QByteArray>
-#include <ctime>
+#include <chrono>
 
 namespace sy {
 
@@ -15,11 +15,11 @@ struct ThreadPollState
 
 thread_local ThreadPollState t_state;
 
+// The clock EpollEventDispatcher compares with (CLOCK_MONOTONIC, which steady_clock is on Linux).
 qint64 monotonicNs()
 {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 } // namespace
@@ -36,10 +36,12 @@ int BusyPollHold::windowUs()
 
 void BusyPollHold::acquire()
 {
-    if (m_held || windowUs() <= 0)
+    if (windowUs() <= 0)
         return;
-    m_held = true;
-    ++t_state.holds;
+    if (!m_held) {
+        m_held = true;
+        ++t_state.holds;
+    }
     t_state.untilNs = monotonicNs() + qint64(windowUs()) * 1000;
 }
 

@@ -10,8 +10,11 @@ namespace sy {
 // store thread, for the upstream's head and for its first event. On the benchmark's 2-vCPU machine each of
 // those sleeps cost tens of microseconds more than the work itself (bench/README.md, "Busy polling from the
 // claim to the first byte"). While a BusyPollHold is held on a thread, EpollEventDispatcher polls instead of
-// blocking, yielding the CPU between two polls to any other thread that wants it, for at most the window that
-// began with the latest hold. Where the thread's dispatcher is not the epoll one, a hold changes nothing.
+// blocking, for at most the window that began with the latest hold. It yields between two polls
+// (sched_yield), which lets a thread waiting for the same CPU run first; it does not give the CPU up to threads
+// on the other CPUs, so a poll costs CPU time that the store thread, the upstream and the clients might have
+// used (bench/README.md measured a slower claim commit at c=1). Where the thread's dispatcher is not the epoll one, a
+// hold changes nothing.
 //
 // A hold belongs to the thread that acquired it: acquire, release and destroy it there.
 class BusyPollHold
@@ -22,8 +25,9 @@ public:
     BusyPollHold(const BusyPollHold &) = delete;
     BusyPollHold &operator=(const BusyPollHold &) = delete;
 
-    // Starts a hold on this thread (no-op while held or when busy polling is off). Each acquire opens a new
-    // window of windowUs() from now for the thread.
+    // Starts a hold on this thread, or renews it (a turn that claims again after a lost claim or a failed
+    // attempt): either way the thread's window is windowUs() from now. A hold counts once however often it is
+    // acquired. No-op when busy polling is off.
     void acquire();
     void release();
     bool held() const { return m_held; }

@@ -333,10 +333,18 @@ struct EpollEventDispatcher::State
             ++busyPollHits;
             return n;
         }
-        if (interrupted.loadRelaxed())
+        if (interrupted.loadRelaxed()) {
             *timeoutMs = 0;
-        else if (*timeoutMs > 0)
-            *timeoutMs = int(qMax<qint64>(0, *timeoutMs - (nowNs() - startNs) / 1'000'000));
+        } else if (*timeoutMs > 0) {
+            // What is left of the wait, rounded up; a timer's own due time, rounded up from now, when that is
+            // sooner (the wait was rounded up from it once already).
+            const qint64 leftNs = startNs + qint64(*timeoutMs) * 1'000'000 - nowNs();
+            int left = int(qMax<qint64>(0, (leftNs + 999'999) / 1'000'000));
+            const int timer = msUntilNextTimer();
+            if (timer >= 0)
+                left = qMin(left, timer);
+            *timeoutMs = left;
+        }
         return 0;
     }
 

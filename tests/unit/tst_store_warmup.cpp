@@ -151,6 +151,32 @@ private slots:
         QCOMPARE(worker.warmSpinHits(), quint64(1));
     }
 
+    // While the thread waits awake for the claim of one warm-up, the next turn's warm-up is refused: it would only
+    // make that claim wait behind it.
+    void noWarmUpWhileTheThreadWaitsAwake()
+    {
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(pathFor("no-second"), &error), qPrintable(error));
+        settle(worker);
+
+        worker.warmUp([](Database &, QString *) { return true; });
+        QElapsedTimer timer;
+        timer.start();
+        while (worker.warmSpins() == 0 && timer.elapsed() < 5000)
+            QThread::yieldCurrentThread();
+        QCOMPARE(worker.warmSpins(), quint64(1));
+        std::atomic<int> secondRuns{0};
+        worker.warmUp([&](Database &, QString *) { return ++secondRuns > 0; });
+        std::atomic<int> ran{0};
+        worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
+        QTRY_COMPARE(ran.load(), 1);
+        settle(worker);
+        QCOMPARE(secondRuns.load(), 0);
+        QCOMPARE(worker.warmUps(), quint64(1));
+        QCOMPARE(worker.warmSpinHits(), quint64(1)); // found by the claim, not by a second warm-up
+    }
+
     // A wait that nothing ended leaves the queue as it found it: the next job still gets a drain and runs.
     void aJobAfterAWaitThatEndedEmptyStillRuns()
     {
