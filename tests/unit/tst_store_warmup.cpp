@@ -34,6 +34,22 @@ class tst_StoreWarmUp : public QObject
         QVERIFY2(worker.runBlocking([](Database &, QString *) { return true; }, &error), qPrintable(error));
     }
 
+    // Starts a worker on `name`, runs a warm-up on its idle thread and returns once the thread waits awake after
+    // it (a tight loop: a 50 ms step of QTRY could miss the 100 ms wait).
+    void startWaitingAwake(StoreWorker &worker, const char *name)
+    {
+        QString error;
+        QVERIFY2(worker.start(pathFor(name), &error), qPrintable(error));
+        settle(worker);
+        worker.warmUp([](Database &, QString *) { return true; });
+        QElapsedTimer timer;
+        timer.start();
+        while (worker.warmSpins() == 0 && timer.elapsed() < 5000)
+            QThread::yieldCurrentThread();
+        QCOMPARE(worker.warmSpins(), quint64(1));
+        QCOMPARE(worker.warmUps(), quint64(1));
+    }
+
 private slots:
     void initTestCase()
     {
@@ -132,18 +148,9 @@ private slots:
     void aJobSubmittedAfterAWarmUpFindsTheThreadAwake()
     {
         StoreWorker worker;
-        QString error;
-        QVERIFY2(worker.start(pathFor("awake"), &error), qPrintable(error));
-        settle(worker);
-
-        worker.warmUp([](Database &, QString *) { return true; });
-        // Until the thread waits awake (a tight loop: a 50 ms step of QTRY could miss the 100 ms wait).
-        QElapsedTimer timer;
-        timer.start();
-        while (worker.warmSpins() == 0 && timer.elapsed() < 5000)
-            QThread::yieldCurrentThread();
-        QCOMPARE(worker.warmSpins(), quint64(1));
-        QCOMPARE(worker.warmUps(), quint64(1));
+        startWaitingAwake(worker, "awake");
+        if (QTest::currentTestFailed())
+            return;
         std::atomic<int> ran{0};
         worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
         QTRY_COMPARE(ran.load(), 1);
@@ -156,16 +163,9 @@ private slots:
     void noWarmUpWhileTheThreadWaitsAwake()
     {
         StoreWorker worker;
-        QString error;
-        QVERIFY2(worker.start(pathFor("no-second"), &error), qPrintable(error));
-        settle(worker);
-
-        worker.warmUp([](Database &, QString *) { return true; });
-        QElapsedTimer timer;
-        timer.start();
-        while (worker.warmSpins() == 0 && timer.elapsed() < 5000)
-            QThread::yieldCurrentThread();
-        QCOMPARE(worker.warmSpins(), quint64(1));
+        startWaitingAwake(worker, "no-second");
+        if (QTest::currentTestFailed())
+            return;
         std::atomic<int> secondRuns{0};
         worker.warmUp([&](Database &, QString *) { return ++secondRuns > 0; });
         // The claim comes a little later, well inside the 100 ms wait: an accepted second warm-up would have
