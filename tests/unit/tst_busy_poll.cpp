@@ -1,6 +1,7 @@
 // util/BusyPoll.h with the epoll dispatcher installed on the main thread: while a BusyPollHold is held, a wait
 // polls instead of sleeping and finds what arrives within its window; without one, or past the window, the
 // thread sleeps as before and timers still fire on time.
+#include "lib/EpollTestMain.h"
 #include "util/BusyPoll.h"
 #include "util/EpollEventDispatcher.h"
 
@@ -177,15 +178,7 @@ int main(int argc, char **argv)
 {
     // Read once per process, before anything asks.
     qputenv("SWITCHYARD_BUSY_POLL_US", QByteArray::number(kWindowUs));
-    QAbstractEventDispatcher *dispatcher = EpollEventDispatcher::create();
-    if (!dispatcher) {
-        fprintf(stderr, "no epoll on this platform\n");
-        return 1;
-    }
-    QCoreApplication::setEventDispatcher(dispatcher);
-    QCoreApplication app(argc, argv);
-    TestBusyPoll test;
-    return QTest::qExec(&test, argc, argv);
+    return sy::test::runOnEpollDispatcher<TestBusyPoll>(argc, argv);
 }
 
 #include "tst_busy_poll.moc"

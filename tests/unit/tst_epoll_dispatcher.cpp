@@ -2,6 +2,7 @@
 // application exists, so everything below (Qt Test's own waits, nested event loops, QTcpServer, timers) runs on
 // it, and each case checks one promise of a Qt event dispatcher against it.
 #include "http/HttpServer.h"
+#include "lib/EpollTestMain.h"
 #include "util/EpollEventDispatcher.h"
 
 #include <QCoreApplication>
@@ -569,15 +570,7 @@ void TestEpollDispatcher::glibWorkFromAnotherThreadWakesTheLoop()
 
 int main(int argc, char **argv)
 {
-    QAbstractEventDispatcher *dispatcher = EpollEventDispatcher::create();
-    if (!dispatcher) {
-        fprintf(stderr, "no epoll on this platform\n");
-        return 1;
-    }
-    QCoreApplication::setEventDispatcher(dispatcher);
-    QCoreApplication app(argc, argv);
-    TestEpollDispatcher test;
-    return QTest::qExec(&test, argc, argv);
+    return sy::test::runOnEpollDispatcher<TestEpollDispatcher>(argc, argv);
 }
 
 #include "tst_epoll_dispatcher.moc"
