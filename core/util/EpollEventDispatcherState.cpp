@@ -1,0 +1,226 @@
+#include <QtGlobal>
+
+#ifdef Q_OS_LINUX
+
+#include "util/BusyPoll.h"
+#include "util/EpollEventDispatcher_p.h"
+
+#include <QCoreApplication>
+#include <QTimerEvent>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <sched.h>
+#include <unistd.h>
+
+namespace sy {
+
+using namespace epolldispatch;
+
+EpollEventDispatcher::State::~State()
+{
+#ifdef SWITCHYARD_HAVE_GLIB
+    stopGlib();
+#endif
+    if (wakeFd >= 0)
+        ::close(wakeFd);
+    if (epollFd >= 0)
+        ::close(epollFd);
+}
+
+quint32 EpollEventDispatcher::State::wantedEvents(const Socket &s)
+{
+    return (s.notifiers[QSocketNotifier::Read] ? quint32(EPOLLIN) : 0u) |
+           (s.notifiers[QSocketNotifier::Write] ? quint32(EPOLLOUT) : 0u) |
+           (s.notifiers[QSocketNotifier::Exception] ? quint32(EPOLLPRI) : 0u);
+}
+
+void EpollEventDispatcher::State::control(int fd, Socket &s)
+{
+    const quint32 want = wantedEvents(s);
+    if (want == 0) {
+        if (s.generation != 0) {
+            ++controlCalls;
+            // ENOENT/EBADF: the descriptor was already closed, which removed it from the set.
+            epoll_ctl(epollFd, EPOLL_CTL_DEL, fd, nullptr);
+        }
+        s.generation = 0;
+        s.kernelMask = 0;
+        return;
+    }
+    if (s.generation != 0 && want == s.kernelMask)
+        return;
+    const bool add = s.generation == 0;
+    if (add) {
+        s.generation = nextGeneration++;
+        if (nextGeneration == kGlibGeneration)
+            nextGeneration = 1;
+    }
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.u64 = eventKey(fd, s.generation);
+    ++controlCalls;
+    int rc = epoll_ctl(epollFd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+    if (rc < 0 && add && errno == EEXIST)
+        rc = epoll_ctl(epollFd, EPOLL_CTL_MOD, fd, &ev);
+    else if (rc < 0 && !add && errno == ENOENT)
+        rc = epoll_ctl(epollFd, EPOLL_CTL_ADD, fd, &ev);
+    if (rc < 0) {
+        qWarning("EpollEventDispatcher: cannot watch socket %d: %s", fd, strerror(errno));
+        s.generation = 0;
+        s.kernelMask = 0;
+        return;
+    }
+    s.kernelMask = want;
+}
+
+void EpollEventDispatcher::State::applyChanges()
+{
+    for (int fd : dirtySockets) {
+        Socket &s = sockets[size_t(fd)];
+        s.dirty = false;
+        control(fd, s);
+    }
+    dirtySockets.clear();
+}
+
+void EpollEventDispatcher::State::markDirty(int fd, Socket &s)
+{
+    if (!s.dirty) {
+        s.dirty = true;
+        dirtySockets.push_back(fd);
+    }
+}
+
+void EpollEventDispatcher::State::drainWakeUps()
+{
+    quint64 value;
+    while (::read(wakeFd, &value, sizeof value) < 0 && errno == EINTR) {
+    }
+    wakePending.storeRelease(0);
+}
+
+int EpollEventDispatcher::State::activateSocket(int fd, quint32 generation, quint32 events)
+{
+    int delivered = 0;
+    for (int type = 0; type < kTypes; ++type) {
+        if (size_t(fd) >= sockets.size() || sockets[size_t(fd)].generation != generation)
+            return delivered;
+        const Socket &s = sockets[size_t(fd)];
+        QSocketNotifier *notifier = s.notifiers[type];
+        if (!notifier)
+            continue;
+        bool ready = false;
+        switch (type) {
+        case QSocketNotifier::Read:
+            ready = events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR);
+            break;
+        case QSocketNotifier::Write:
+            // A hang-up with nobody reading would be reported forever: let the writer see it fail.
+            ready = (events & (EPOLLOUT | EPOLLERR)) || ((events & EPOLLHUP) && !s.notifiers[QSocketNotifier::Read]);
+            break;
+        default:
+            ready = events & EPOLLPRI;
+            break;
+        }
+        if (!ready)
+            continue;
+        QEvent event(QEvent::SockAct);
+        QCoreApplication::sendEvent(notifier, &event);
+        ++delivered;
+    }
+    return delivered;
+}
+
+int EpollEventDispatcher::State::busyPoll(epoll_event *events, int max, int *timeoutMs)
+{
+    const qint64 untilNs = BusyPollHold::pollUntilNs();
+    qint64 now = nowNs();
+    if (untilNs <= now)
+        return 0;
+    const qint64 startNs = now;
+    const qint64 endNs = *timeoutMs < 0 ? untilNs : qMin(untilNs, now + qint64(*timeoutMs) * 1'000'000);
+    ++busyPolls;
+    int n = 0;
+    while ((n = epoll_wait(epollFd, events, max, 0)) == 0 && !interrupted.loadRelaxed()) {
+        now = nowNs();
+        if (now >= endNs)
+            break;
+        sched_yield();
+    }
+    if (n < 0) {
+        if (errno != EINTR)
+            qWarning("EpollEventDispatcher: epoll_wait: %s", strerror(errno));
+        n = 0;
+    }
+    if (n > 0) {
+        ++busyPollHits;
+        return n;
+    }
+    if (interrupted.loadRelaxed()) {
+        *timeoutMs = 0;
+    } else if (*timeoutMs > 0) {
+        // What is left of the wait, rounded up; a timer's own due time, rounded up from now, when that is
+        // sooner (the wait was rounded up from it once already).
+        const qint64 leftNs = startNs + qint64(*timeoutMs) * 1'000'000 - nowNs();
+        int left = int(qMax<qint64>(0, (leftNs + 999'999) / 1'000'000));
+        const int timer = msUntilNextTimer();
+        if (timer >= 0)
+            left = qMin(left, timer);
+        *timeoutMs = left;
+    }
+    return 0;
+}
+
+int EpollEventDispatcher::State::msUntilNextTimer() const
+{
+    const qint64 now = nowNs();
+    for (const auto &[due, id] : timerQueue) {
+        auto it = timers.find(id);
+        if (it == timers.end() || it->second.firing)
+            continue;
+        const qint64 left = due - now;
+        if (left <= 0)
+            return 0;
+        return int(qMin<qint64>((left + 999'999) / 1'000'000, INT_MAX));
+    }
+    return -1;
+}
+
+int EpollEventDispatcher::State::activateTimers()
+{
+    if (timerQueue.empty())
+        return 0;
+    const qint64 now = nowNs();
+    // The timers due now, taken before any fires: one restarted by its own handler, or of 0 ms, waits for
+    // the next pass, so a pass always ends.
+    std::vector<int> due;
+    for (auto it = timerQueue.begin(); it != timerQueue.end() && it->first <= now; ++it)
+        due.push_back(it->second);
+    int fired = 0;
+    for (int id : due) {
+        auto it = timers.find(id);
+        if (it == timers.end() || it->second.firing || it->second.dueNs > now)
+            continue; // stopped, running, or restarted by an earlier handler of this pass
+        Timer &t = it->second;
+        timerQueue.erase({t.dueNs, id});
+        const qint64 intervalNs = t.intervalMs * 1'000'000;
+        t.dueNs += intervalNs;
+        if (t.dueNs < now)
+            t.dueNs = now + intervalNs; // late: the next one is an interval from now, not a burst
+        timerQueue.emplace(t.dueNs, id);
+        t.firing = true;
+        QObject *object = t.object;
+        QTimerEvent event(id);
+        QCoreApplication::sendEvent(object, &event); // may register, stop or restart timers
+        ++fired;
+        auto again = timers.find(id);
+        if (again != timers.end())
+            again->second.firing = false;
+    }
+    return fired;
+}
+
+} // namespace sy
+
+#endif

@@ -1,0 +1,118 @@
+#pragma once
+
+// The state behind EpollEventDispatcher (Linux only), shared by its three source files:
+//   EpollEventDispatcher.cpp       the QAbstractEventDispatcher interface and one pass of the loop
+//   EpollEventDispatcherState.cpp  sockets in the epoll set, their delivery, busy polling, timers
+//   EpollEventDispatcherGlib.cpp   the thread's GLib main context iterated along with the sockets
+
+#include "util/EpollEventDispatcher.h"
+
+#include <QAtomicInt>
+#include <QSocketNotifier>
+#include <ctime>
+#include <functional>
+#include <set>
+#include <sys/epoll.h>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+#ifdef SWITCHYARD_HAVE_GLIB
+#include <glib.h>
+#endif
+
+namespace sy {
+
+namespace epolldispatch {
+
+constexpr int kTypes = 3; // QSocketNotifier::Read, Write, Exception, used as indexes
+constexpr int kMaxEventsPerWait = 256;
+constexpr quint32 kGlibGeneration = 0xffffffffu;
+
+inline qint64 nowNs()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// epoll's user data for a socket: its descriptor and the generation of its registration. A descriptor that is
+// closed and reused while a batch of events is being delivered gets a new generation, so the old socket's
+// events are not handed to the new socket's notifiers. Generation 0 marks the wake-up eventfd, kGlibGeneration
+// a descriptor of the thread's GLib context.
+inline quint64 eventKey(int fd, quint32 generation)
+{
+    return (quint64(generation) << 32) | quint32(fd);
+}
+
+} // namespace epolldispatch
+
+struct EpollEventDispatcher::State
+{
+    int epollFd = -1;
+    int wakeFd = -1;
+    QAtomicInt wakePending;
+    QAtomicInt interrupted;
+    quint64 controlCalls = 0;
+    quint64 busyPolls = 0;    // waits that polled instead of blocking (BusyPoll.h)
+    quint64 busyPollHits = 0; // of them, those that found an event before their window ended
+    std::vector<std::pair<int, std::function<void()>>> socketHandledHooks;
+    int nextHookId = 1;
+
+    struct Socket
+    {
+        QSocketNotifier *notifiers[epolldispatch::kTypes] = {};
+        quint32 kernelMask = 0; // the events epoll watches for this descriptor now
+        quint32 generation = 0; // 0 while the descriptor is not in the epoll set
+        bool dirty = false;     // the wanted events changed; applied before the next wait
+    };
+    std::vector<Socket> sockets; // indexed by descriptor
+    std::vector<int> dirtySockets;
+    quint32 nextGeneration = 1;
+
+    struct Timer
+    {
+        QObject *object = nullptr;
+        qint64 intervalMs = 0;
+        Qt::TimerType type = Qt::CoarseTimer;
+        qint64 dueNs = 0;
+        bool firing = false; // its timer event is being delivered: not activated again until that returns
+    };
+    std::unordered_map<int, Timer> timers;
+    std::set<std::pair<qint64, int>> timerQueue; // (due, id), earliest first
+
+#ifdef SWITCHYARD_HAVE_GLIB
+    GMainContext *glib = nullptr;
+    std::vector<GPollFD> glibFds{4};                  // filled by g_main_context_query()
+    std::vector<std::pair<int, quint32>> glibWatched; // (fd, events) in the epoll set for GLib
+
+    void startGlib();
+    void stopGlib();
+    void unwatchGlib(int fd);
+    // Prepares the GLib context and puts its descriptors in the epoll set; returns how many it has and lowers
+    // *timeoutMs to its next timeout (0 when a source is ready now).
+    int prepareGlib(gint *priority, int *timeoutMs);
+    void noteGlibEvent(int fd, quint32 events, int count);
+    bool dispatchGlib(gint priority, int count);
+#endif
+
+    ~State();
+
+    static quint32 wantedEvents(const Socket &s);
+    // Brings the kernel's interest for fd in line with its notifiers.
+    void control(int fd, Socket &s);
+    void applyChanges();
+    void markDirty(int fd, Socket &s);
+    void drainWakeUps();
+    // Delivers one epoll event to the notifiers of fd that it concerns; the socket is looked up again before
+    // each delivery, since a handler may disable notifiers or close and reuse the descriptor.
+    int activateSocket(int fd, quint32 generation, quint32 events);
+    // While a BusyPollHold of this thread wants it: polls without blocking, yielding the CPU between polls,
+    // until something is ready or the hold's window (or *timeoutMs, a due timer) ends. Returns the events
+    // found (0 when none: *timeoutMs is then what is left of the wait).
+    int busyPoll(epoll_event *events, int max, int *timeoutMs);
+    // Milliseconds until the earliest timer that may fire now is due, rounded up; -1 without one.
+    int msUntilNextTimer() const;
+    int activateTimers();
+};
+
+} // namespace sy
