@@ -81,12 +81,16 @@ Turn::~Turn()
 void Turn::start()
 {
     m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs, m_request->completedAtUs);
+    const bool claiming = claimBeforeScan();
     const bool prepared = prepare();
     // What goes upstream is m_upstreamBody now (for Codex the same bytes, shared); the original is not needed.
     m_request->releaseBody();
     if (!prepared)
-        return;
-    resolveContinuation();
+        return; // answered; a claim on its way is settled (released) with the turn
+    if (!claiming || m_state != State::Claiming)
+        resolveContinuation();
+    else if (!m_previousResponseId.isEmpty())
+        m_rerouteAfterClaim = true; // its owner decides, not the session's account
 }
 
 bool Turn::prepare()
@@ -202,6 +206,8 @@ void Turn::route()
 {
     if (m_settled)
         return;
+    if (m_routingBeforeScan && (m_s.pool->proxyPaused() || !m_s.store->writable()))
+        return; // answered after the scan, with the whole request
     if (m_s.pool->proxyPaused() && m_attempts.isEmpty() && m_state == State::Routing) {
         m_response->setHeader("Retry-After", "30");
         rejectBeforeDispatch(503, "server_error", "proxy_paused",
@@ -229,6 +235,8 @@ void Turn::route()
         claimSlot(a.selection.accountId);
         return;
     }
+    if (m_routingBeforeScan)
+        return;
     if (a.shouldWait) {
         waitAtGate();
         return;

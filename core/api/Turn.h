@@ -63,6 +63,13 @@ private:
 
     bool prepare();
     void readSessionKey(const QString &promptCacheKey);
+    // A Codex turn whose session key comes in its headers is routed before its body is scanned, and its slot
+    // claimed: the claim's round trip to the store thread overlaps the scan. Only a claim that can start at once
+    // starts; a refusal or a wait at the gate is decided after the scan. True when a claim is on its way.
+    bool claimBeforeScan();
+    // The scan found what the early route did not know (a continuation): its claim, once answered, is given up
+    // and the turn routed again.
+    void rerouteAfterEarlyClaim(const ClaimOutcome &outcome);
     void resolveContinuation();
     void route();
     void claimSlot(const QString &accountId);
@@ -146,6 +153,8 @@ private:
     std::optional<AnchorRecord> m_anchorToWrite; // the served response's anchor, for the settlement to write
     QMetaObject::Connection m_slotWatch;         // to AccountPool::slotFreed, from the first gate wait on
     int m_claimConflicts = 0;     // compare-and-set losses of this turn (a stale snapshot)
+    bool m_routingBeforeScan = false; // route() may only claim (claimBeforeScan())
+    bool m_rerouteAfterClaim = false; // the claim on its way was made before the scan and must be given up
     QString m_attemptAccessToken; // the access token the current attempt was sent with (never logged)
     bool m_refreshTried = false;  // a 401 already led to a token refresh in this request
     QString m_retryAccountId;     // after a successful refresh: the account to try again first

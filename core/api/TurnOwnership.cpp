@@ -1,7 +1,8 @@
 #include "api/Turn.h"
-
 #include "http/HttpResponse.h"
 #include "util/Faults.h"
+
+#include <utility>
 
 // The ownership side of a turn (docs/OWNERSHIP.md): waiting at the admission gate, claiming an owner slot by
 // compare-and-set, losing it, and the continuity anchor a served response leaves behind.
@@ -53,10 +54,39 @@ void Turn::claimSlot(const QString &accountId)
                                     outcome.storeEndUs);
         if (self->m_settled)
             return; // the settlement (queued after this claim on the store thread) settles and releases it
+        if (std::exchange(self->m_rerouteAfterClaim, false)) {
+            self->rerouteAfterEarlyClaim(outcome);
+            return;
+        }
         if (wasWaiting && outcome.kind != ClaimOutcome::Kind::Claimed)
             self->m_state = State::GateWait;
         self->onClaimed(accountId, outcome);
     });
+}
+
+bool Turn::claimBeforeScan()
+{
+    if (m_route.route != Route::CodexResponses)
+        return false;
+    readSessionKey(QString());
+    if (m_sessionKey.isEmpty())
+        return false; // it may be the body's prompt_cache_key
+    m_state = State::Routing;
+    if (!m_turnState.isEmpty())
+        m_selection.continuationAccountId = m_s.pool->turnStateAccount(m_turnState);
+    m_routingBeforeScan = true;
+    route();
+    m_routingBeforeScan = false;
+    return m_state == State::Claiming;
+}
+
+void Turn::rerouteAfterEarlyClaim(const ClaimOutcome &outcome)
+{
+    if (outcome.kind == ClaimOutcome::Kind::Claimed) {
+        m_holdingSlot = true;
+        releaseSlot(); // as a failover does: fenced by the claim's epoch, before any dispatch
+    }
+    resolveContinuation();
 }
 
 void Turn::onClaimed(const QString &accountId, const ClaimOutcome &outcome)
@@ -73,6 +103,10 @@ void Turn::onClaimed(const QString &accountId, const ClaimOutcome &outcome)
         dispatch(accountId);
         return;
     case ClaimOutcome::Kind::Conflict:
+        if (m_routingBeforeScan) {
+            m_state = State::Routing; // refused by the snapshot at once: routed again after the scan
+            return;
+        }
         // The snapshot was stale (another replica took the slot): it is fresh now, so route again; after
         // many losses in a row, wait for a slot to free instead of spinning.
         if (++m_claimConflicts > 32) {

@@ -217,6 +217,36 @@ private slots:
 
     // Point 4: the gate holds at most gate_max_waiters turns; one more is refused before commit with 503
     // proxy_overloaded and Retry-After, and never reaches the upstream.
+    // A Codex turn whose session-id comes in its headers has its slot claimed before its body is scanned
+    // (Turn::claimBeforeScan). A body that then fails the scan is answered 400 and the claim settled with the
+    // turn: the slot's epoch moved once (the claim happened) and no slot stays held.
+    void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld()
+    {
+        QVERIFY2(start(1, {}).isEmpty(), qPrintable(m_proxy->errorString()));
+        const auto slotState = [this](qint64 *epochs, int *held) {
+            *epochs = 0;
+            *held = 0;
+            for (const QJsonValue &v : status().value(QLatin1String("slots")).toArray()) {
+                *epochs += v.toObject().value(QLatin1String("epoch")).toInteger();
+                *held += v.toObject().value(QLatin1String("state")).toString() == QLatin1String("held");
+            }
+        };
+        qint64 before = 0;
+        int held = 0;
+        slotState(&before, &held);
+        QCOMPARE(held, 0);
+        const HttpResult r = httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))),
+                                         {{"content-type", "application/json"}, {"session-id", session()}},
+                                         QByteArrayLiteral("{\"model\": \"gpt-5-codex\", \"input\": [}"));
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json().value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
+                 QStringLiteral("invalid_json"));
+        qint64 after = 0;
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&after, &held), held == 0 && after == before + 1), 5000);
+        for (const QJsonValue &v : m_fake.log()) // nothing reached the upstream
+            QVERIFY(!v.toObject().value(QLatin1String("path")).toString().endsWith(QLatin1String("/responses")));
+    }
+
     void gateOverflowIsRefusedWithRetryAfter()
     {
         const QString error = start(1, {{QStringLiteral("slots_per_account"), 1},

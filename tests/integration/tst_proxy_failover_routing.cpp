@@ -266,6 +266,44 @@ private slots:
         }
     }
 
+    // A Codex turn with a session-id header is routed, and its slot claimed, before its body is scanned
+    // (Turn::claimBeforeScan): by the session's account. When the body names a previous response of the other
+    // account, that claim is given up once answered and the continuation goes to the response's owner.
+    void codexContinuationOverridesTheSessionsEarlyClaim()
+    {
+        const QString error = startProxy(2, QStringLiteral("round_robin"));
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QByteArray session = newSessionId();
+        const QString sessionAccount =
+            servedBy(codexTurn(codexBody(QStringLiteral("ECHO: first")), {{"session-id", session}}));
+        QVERIFY(!sessionAccount.isEmpty());
+        const HttpResult elsewhere = v1Response(QStringLiteral("ECHO: elsewhere")); // round_robin: the other one
+        const QString owner = servedBy(elsewhere);
+        QVERIFY(!owner.isEmpty());
+        QVERIFY2(owner != sessionAccount, qPrintable(owner));
+        const auto epochsOf = [this](const QString &alias) {
+            const FakeAccount *a = nullptr;
+            for (const FakeAccount &f : m_proxy->accounts())
+                a = f.alias == alias ? &f : a;
+            qint64 sum = 0;
+            for (const QJsonValue &v : liveStatus().value(QLatin1String("slots")).toArray()) {
+                if (a && str(v.toObject(), "account_id") == a->id)
+                    sum += v.toObject().value(QLatin1String("epoch")).toInteger();
+            }
+            return sum;
+        };
+        const qint64 sessionEpochs = epochsOf(sessionAccount);
+
+        QJsonObject body = codexBody(QStringLiteral("ECHO: continue"));
+        body.insert(QStringLiteral("previous_response_id"), str(elsewhere.json(), "id"));
+        const SseResult next = codexTurn(body, {{"session-id", session}});
+        QCOMPARE(servedBy(next), owner);
+        QCOMPARE(epochsOf(sessionAccount), sessionEpochs + 1); // claimed before the scan, then given up
+        for (const QJsonValue &v : liveStatus().value(QLatin1String("slots")).toArray())
+            QVERIFY2(str(v.toObject(), "state") != QLatin1String("held"),
+                     QJsonDocument(v.toObject()).toJson().constData());
+    }
+
     // An anchor nobody produced is refused with 400 previous_response_not_found and never reaches the upstream.
     void unknownPreviousResponseIsRefused()
     {
