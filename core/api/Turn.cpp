@@ -87,10 +87,13 @@ void Turn::start()
     m_request->releaseBody();
     if (!prepared)
         return; // answered; a claim on its way is settled (released) with the turn
-    if (!claiming || m_state != State::Claiming)
+    if (!claiming || m_state != State::Claiming) {
         resolveContinuation();
-    else if (!m_previousResponseId.isEmpty())
+        return;
+    }
+    if (!m_previousResponseId.isEmpty())
         m_rerouteAfterClaim = true; // its owner decides, not the session's account
+    m_busyPoll.acquire();           // the window starts again after a long scan (2-3 ms for 10 MiB)
 }
 
 bool Turn::prepare()

@@ -67,9 +67,9 @@ private:
     // claimed: the claim's round trip to the store thread overlaps the scan. Only a claim that can start at once
     // starts; a refusal or a wait at the gate is decided after the scan. True when a claim is on its way.
     bool claimBeforeScan();
-    // The scan found what the early route did not know (a continuation): its claim, once answered, is given up
-    // and the turn routed again.
-    void rerouteAfterEarlyClaim(const ClaimOutcome &outcome);
+    // The scan found what the early route did not know (a continuation under an escaped key): its claim, once
+    // answered, is given up and the turn routed again.
+    void rerouteAfterEarlyClaim(const QString &accountId, const ClaimOutcome &outcome);
     void resolveContinuation();
     void route();
     void claimSlot(const QString &accountId);

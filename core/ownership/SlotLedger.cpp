@@ -226,7 +226,7 @@ void SlotLedger::expectClaim()
         [accountId](Database &db, QString *error) { return OwnerSlotRepository(db).warmClaim(accountId, error); });
 }
 
-void SlotLedger::releaseForFailover(const QString &requestId)
+void SlotLedger::releaseForFailover(const QString &requestId, std::function<void()> released)
 {
     const HeldSlot held = m_held.take(requestId);
     m_leaseUntilMs.remove(requestId);
@@ -237,13 +237,15 @@ void SlotLedger::releaseForFailover(const QString &requestId)
             return OwnerSlotRepository(db).releaseForFailover(me, held, now, error);
         },
         this,
-        [this, held](bool ok, const QString &) {
+        [this, held, released](bool ok, const QString &) {
             if (ok && held.isValid()) {
                 auto &rows = m_rows[held.accountId];
                 auto it = rows.find(held.slot);
                 if (it != rows.end() && it->epoch == held.epoch)
                     it->ownerReplica.clear();
             }
+            if (released)
+                released();
             emit slotFreed();
         });
 }

@@ -66,8 +66,9 @@ public:
     // Picks a slot that looks free and claims it by compare-and-set. `done` runs on this thread; a Conflict
     // without rows means no slot looked free.
     void claim(const ClaimRequest &request, std::function<void(const ClaimOutcome &)> done);
-    // The request moves to another account: its slot goes back, fenced, without a settlement.
-    void releaseForFailover(const QString &requestId);
+    // The request moves to another account: its slot goes back, fenced, without a settlement. `released` runs
+    // on this thread once the release is answered (and the snapshot shows the slot free, if it was released).
+    void releaseForFailover(const QString &requestId, std::function<void()> released = {});
     // The settlement job (in the request-log transaction) reported how it went.
     void settled(const QString &requestId, const SettleOutcome &outcome);
     // The local view of the lease: false once it may have expired (a stalled process must not go on as owner).

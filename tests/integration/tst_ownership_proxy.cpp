@@ -215,8 +215,6 @@ private slots:
         QVERIFY(m_fake.dropHeld());
     }
 
-    // Point 4: the gate holds at most gate_max_waiters turns; one more is refused before commit with 503
-    // proxy_overloaded and Retry-After, and never reaches the upstream.
     // A Codex turn whose session-id comes in its headers has its slot claimed before its body is scanned
     // (Turn::claimBeforeScan). A body that then fails the scan is answered 400 and the claim settled with the
     // turn: the slot's epoch moved once (the claim happened) and no slot stays held.
@@ -247,6 +245,8 @@ private slots:
             QVERIFY(!v.toObject().value(QLatin1String("path")).toString().endsWith(QLatin1String("/responses")));
     }
 
+    // Point 4: the gate holds at most gate_max_waiters turns; one more is refused before commit with 503
+    // proxy_overloaded and Retry-After, and never reaches the upstream.
     void gateOverflowIsRefusedWithRetryAfter()
     {
         const QString error = start(1, {{QStringLiteral("slots_per_account"), 1},

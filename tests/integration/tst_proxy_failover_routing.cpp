@@ -69,14 +69,18 @@ class TestProxyFailoverRouting : public QObject
     std::unique_ptr<ProxyProcess> m_proxy;
 
     // `prepare` runs after the accounts exist and before serve starts (e.g. to set the fake's usage).
-    QString startProxy(int count, const QString &strategy, const std::function<void()> &prepare = {})
+    QString startProxy(int count, const QString &strategy, const std::function<void()> &prepare = {},
+                       const QJsonObject &extraConfig = {})
     {
         m_proxy = std::make_unique<ProxyProcess>();
         // A misrouted continuation is held silently by the fake: keep the pre_response budget (keepalive
         // cadence 2 s x 3) short so such a failure ends quickly.
-        m_proxy->setConfig({{QStringLiteral("strategy"), strategy},
-                            {QStringLiteral("keepalive_interval_s"), 2},
-                            {QStringLiteral("keepalive_max"), 3}});
+        QJsonObject config{{QStringLiteral("strategy"), strategy},
+                           {QStringLiteral("keepalive_interval_s"), 2},
+                           {QStringLiteral("keepalive_max"), 3}};
+        for (auto it = extraConfig.begin(); it != extraConfig.end(); ++it)
+            config.insert(it.key(), it.value());
+        m_proxy->setConfig(config);
         if (!m_proxy->addAccounts(count))
             return m_proxy->errorString();
         if (prepare)
@@ -92,9 +96,47 @@ class TestProxyFailoverRouting : public QObject
 
     SseResult codexTurn(const QJsonObject &body, const HttpHeaderList &extra = {})
     {
+        return codexTurnRaw(compact(body), extra);
+    }
+
+    SseResult codexTurnRaw(const QByteArray &body, const HttpHeaderList &extra = {})
+    {
         HttpHeaderList headers{{"content-type", "application/json"}, {"authorization", "Bearer client-key"}};
         headers.append(extra);
-        return sseRequest("POST", url("/backend-api/codex/responses"), headers, compact(body), kTimeoutMs);
+        return sseRequest("POST", url("/backend-api/codex/responses"), headers, body, kTimeoutMs);
+    }
+
+    // A Codex body continuing `previous`; with `escaped`, the key is spelled with a JSON escape, which only a
+    // JSON parser reads as previous_response_id.
+    static QByteArray continuationBody(const QString &text, const QString &previous, bool escaped)
+    {
+        QJsonObject body = codexBody(text);
+        body.insert(QStringLiteral("previous_response_id"), previous);
+        QByteArray raw = compact(body);
+        if (escaped)
+            raw.replace("\"previous_response_id\"", "\"previous\\u005fresponse_id\"");
+        return raw;
+    }
+
+    qint64 slotEpochs(const QString &alias) const
+    {
+        const FakeAccount *a = nullptr;
+        for (const FakeAccount &f : m_proxy->accounts())
+            a = f.alias == alias ? &f : a;
+        qint64 sum = 0;
+        for (const QJsonValue &v : liveStatus().value(QLatin1String("slots")).toArray()) {
+            if (a && str(v.toObject(), "account_id") == a->id)
+                sum += v.toObject().value(QLatin1String("epoch")).toInteger();
+        }
+        return sum;
+    }
+
+    int heldSlots() const
+    {
+        int held = 0;
+        for (const QJsonValue &v : liveStatus().value(QLatin1String("slots")).toArray())
+            held += str(v.toObject(), "state") == QLatin1String("held");
+        return held;
     }
 
     // A non-streaming /v1/responses call (what the openai SDK sends without stream: true).
@@ -267,10 +309,21 @@ private slots:
     }
 
     // A Codex turn with a session-id header is routed, and its slot claimed, before its body is scanned
-    // (Turn::claimBeforeScan): by the session's account. When the body names a previous response of the other
-    // account, that claim is given up once answered and the continuation goes to the response's owner.
-    void codexContinuationOverridesTheSessionsEarlyClaim()
+    // (Turn::claimBeforeScan), unless its body names a previous response. A key spelled with a JSON escape is
+    // found only by the scan: the claim made by then (on the session's account) is given up once answered,
+    // and the continuation goes to the response's owner, the other account.
+    void codexContinuationOverridesTheSessionsAccount_data()
     {
+        QTest::addColumn<bool>("escaped");
+        QTest::addColumn<int>("earlyClaims");
+        QTest::newRow("previous_response_id: no claim before the scan") << false << 0;
+        QTest::newRow("previous\\u005fresponse_id: a claim before the scan, given up") << true << 1;
+    }
+
+    void codexContinuationOverridesTheSessionsAccount()
+    {
+        QFETCH(bool, escaped);
+        QFETCH(int, earlyClaims);
         const QString error = startProxy(2, QStringLiteral("round_robin"));
         QVERIFY2(error.isEmpty(), qPrintable(error));
         const QByteArray session = newSessionId();
@@ -281,27 +334,37 @@ private slots:
         const QString owner = servedBy(elsewhere);
         QVERIFY(!owner.isEmpty());
         QVERIFY2(owner != sessionAccount, qPrintable(owner));
-        const auto epochsOf = [this](const QString &alias) {
-            const FakeAccount *a = nullptr;
-            for (const FakeAccount &f : m_proxy->accounts())
-                a = f.alias == alias ? &f : a;
-            qint64 sum = 0;
-            for (const QJsonValue &v : liveStatus().value(QLatin1String("slots")).toArray()) {
-                if (a && str(v.toObject(), "account_id") == a->id)
-                    sum += v.toObject().value(QLatin1String("epoch")).toInteger();
-            }
-            return sum;
-        };
-        const qint64 sessionEpochs = epochsOf(sessionAccount);
+        const qint64 sessionEpochs = slotEpochs(sessionAccount);
 
-        QJsonObject body = codexBody(QStringLiteral("ECHO: continue"));
-        body.insert(QStringLiteral("previous_response_id"), str(elsewhere.json(), "id"));
-        const SseResult next = codexTurn(body, {{"session-id", session}});
+        const SseResult next =
+            codexTurnRaw(continuationBody(QStringLiteral("ECHO: continue"), str(elsewhere.json(), "id"), escaped),
+                         {{"session-id", session}});
         QCOMPARE(servedBy(next), owner);
-        QCOMPARE(epochsOf(sessionAccount), sessionEpochs + 1); // claimed before the scan, then given up
-        for (const QJsonValue &v : liveStatus().value(QLatin1String("slots")).toArray())
-            QVERIFY2(str(v.toObject(), "state") != QLatin1String("held"),
-                     QJsonDocument(v.toObject()).toJson().constData());
+        QCOMPARE(slotEpochs(sessionAccount), sessionEpochs + earlyClaims);
+        QCOMPARE(heldSlots(), 0);
+    }
+
+    // The same with the owner being the session's own account and a single slot: the early claim holds that
+    // slot until its release is answered, so the continuation is routed only then and claims the slot at
+    // once, without waiting at the gate for its own slot.
+    void aGivenUpEarlyClaimDoesNotMakeItsContinuationWait()
+    {
+        const QString error =
+            startProxy(1, QStringLiteral("round_robin"), {}, {{QStringLiteral("slots_per_account"), 1}});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const HttpResult first = v1Response(QStringLiteral("ECHO: start"));
+        const QString owner = servedBy(first);
+        QVERIFY(!owner.isEmpty());
+        const qint64 epochs = slotEpochs(owner);
+        const QJsonObject gate = liveStatus().value(QLatin1String("gate")).toObject();
+        const SseResult next =
+            codexTurnRaw(continuationBody(QStringLiteral("ECHO: continue"), str(first.json(), "id"), true),
+                         {{"session-id", newSessionId()}});
+        QCOMPARE(servedBy(next), owner);
+        QCOMPARE(slotEpochs(owner), epochs + 2); // the early claim and the continuation's
+        const QJsonObject after = liveStatus().value(QLatin1String("gate")).toObject();
+        QCOMPARE(after.value(QLatin1String("admitted")).toInteger(), gate.value(QLatin1String("admitted")).toInteger());
+        QCOMPARE(heldSlots(), 0);
     }
 
     // An anchor nobody produced is refused with 400 previous_response_not_found and never reaches the upstream.
