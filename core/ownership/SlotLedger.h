@@ -97,6 +97,8 @@ private:
     void refreshSnapshot();
     void applyRows(const QString &accountId, const QList<SlotState> &rows);
     void saveBooks();
+    // Fault build, benchmark only (`claim-in-memory`): answers a claim from memory, without the store.
+    void claimInMemory(const ClaimRequest &request, std::function<void(const ClaimOutcome &)> done);
 
     std::shared_ptr<const Config> m_config;
     const Clock &m_clock;

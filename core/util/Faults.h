@@ -31,6 +31,11 @@
 //   store-full             not a missing guard but a test condition: while the file named by
 //                          SWITCHYARD_FAULT_STORE_FULL_FLAG exists, every INSERT/UPDATE/DELETE fails like a full
 //                          disk (SQLITE_FULL / SQLSTATE 53100), so the store's outage handling can be tested
+//
+// The benchmark (issue 8; bench/README.md):
+//   claim-in-memory        not a test of a guard but a counterfactual: a slot claim is answered from memory
+//                          without the store (no row, no lease), to measure what the durable claim costs a
+//                          client (bench/run.sh with BENCH_SY_BIN=switchyard-faults)
 
 #ifdef SWITCHYARD_FAULT_INJECTION
 namespace sy {
