@@ -4,6 +4,7 @@
 #include "http/HttpResponse.h"
 #include "http/WriteCoalescer.h"
 #include "util/Clock.h"
+#include "util/EpollEventDispatcher.h"
 #include "util/SocketIo.h"
 
 #include <QPointer>
@@ -93,6 +94,9 @@ HttpConnection::HttpConnection(QTcpSocket *socket, quint64 id, const HttpServerC
         if (state == QAbstractSocket::ClosingState || state == QAbstractSocket::UnconnectedState)
             teardown();
     });
+    // A client's next request waits on this socket (a streaming response rarely makes it ready otherwise): its
+    // events go first in a pass of the proxy thread's loop.
+    EpollEventDispatcher::setSocketPriority(m_socket->socketDescriptor(), true);
     armIdleTimer();
     // The first request's head is due from the accept on: a connection that only trickles (or holds) bytes is
     // not kept for the whole idle timeout.
@@ -409,6 +413,7 @@ void HttpConnection::teardown()
 #endif
     }
     m_gone = true;
+    EpollEventDispatcher::setSocketPriority(m_socket->socketDescriptor(), false);
     m_idleTimer.stop();
     m_requestTimer.stop();
     m_headerTimer.stop();

@@ -3,6 +3,7 @@
 #include "http/HttpConnection.h"
 #include "http/WriteCoalescer.h"
 #include "util/Clock.h"
+#include "util/EpollEventDispatcher.h"
 
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -27,6 +28,7 @@ HttpServer::HttpServer(QObject *parent)
 
 HttpServer::~HttpServer()
 {
+    EpollEventDispatcher::setSocketPriority(m_tcp->socketDescriptor(), false);
     m_tcp->close();
     // Connections are children; disconnect first so their teardown cannot call back into a dying server,
     // then tell unfinished responses their client is gone so handlers can cancel upstream work.
@@ -41,7 +43,11 @@ HttpServer::~HttpServer()
 
 bool HttpServer::listen(const QHostAddress &address, quint16 port)
 {
-    return m_tcp->listen(address, port);
+    if (!m_tcp->listen(address, port))
+        return false;
+    // A new client's first request waits on the accept: first in a pass (EpollEventDispatcher).
+    EpollEventDispatcher::setSocketPriority(m_tcp->socketDescriptor(), true);
+    return true;
 }
 
 bool HttpServer::isListening() const
@@ -71,6 +77,7 @@ QAbstractSocket::SocketError HttpServer::serverError() const
 
 void HttpServer::close()
 {
+    EpollEventDispatcher::setSocketPriority(m_tcp->socketDescriptor(), false);
     m_tcp->close();
 }
 

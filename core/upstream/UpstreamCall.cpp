@@ -1,9 +1,9 @@
 #include "upstream/UpstreamCall.h"
 
-#include "util/Faults.h"
-
 #include "upstream/ConnectionPool.h"
 #include "upstream/UpstreamClient.h"
+#include "util/EpollEventDispatcher.h"
+#include "util/Faults.h"
 
 #include <QLoggingCategory>
 #include <utility>
@@ -192,6 +192,9 @@ void UpstreamCall::sendRequest()
     if (m_done || !m_connection || !m_connection->isOpen())
         return;
     m_requestWriteBegun = true;
+    // Until its first event is forwarded, a client waits on this socket: its events go first in a pass.
+    if (!m_firstEventSeen)
+        EpollEventDispatcher::setSocketPriority(m_connection->socketDescriptor(), true);
     m_connection->write(m_requestHead, m_requestBody);
 }
 
@@ -292,9 +295,11 @@ void UpstreamCall::pump()
         }
         if (m_headersSeen && !m_paused && m_eventStream && m_parser.hasNext()) {
             const SseParser::Item item = m_parser.takeNext();
-            if (item.kind == SseParser::Item::Kind::Event)
+            if (item.kind == SseParser::Item::Kind::Event) {
+                if (!std::exchange(m_firstEventSeen, true))
+                    EpollEventDispatcher::setSocketPriority(m_connection->socketDescriptor(), false);
                 emit sseEvent(item.event);
-            else
+            } else
                 emit keepaliveComment();
             continue;
         }
@@ -363,6 +368,7 @@ void UpstreamCall::releaseConnection()
     UpstreamConnection *connection = m_connection;
     m_connection = nullptr;
     disconnect(connection, nullptr, this, nullptr);
+    EpollEventDispatcher::setSocketPriority(connection->socketDescriptor(), false);
     // Reusable only after a complete exchange that both sides meant to keep alive, with nothing left over.
     // (Fault build only: misroute-producer reuses a connection whose response was not read to its end.)
     const bool reusable = SY_FAULT("misroute-producer")

@@ -148,6 +148,7 @@ private:
     bool m_headRequest = false;
     bool m_connectingSeen = false;
     bool m_requestSentSeen = false;
+    bool m_firstEventSeen = false;    // its socket no longer goes first in a pass (EpollEventDispatcher)
     bool m_requestWriteBegun = false; // sendRequest() wrote this call's request (a pooled connection's flags
                                       // still describe its previous exchange until then)
     bool m_headersSeen = false;

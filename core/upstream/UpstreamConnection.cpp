@@ -195,6 +195,11 @@ bool UpstreamConnection::isReusable() const
     return true;
 }
 
+qintptr UpstreamConnection::socketDescriptor() const
+{
+    return m_plain ? m_plain->descriptor() : m_socket ? m_socket->socketDescriptor() : -1;
+}
+
 void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
 {
     m_writtenAny = false;

@@ -76,6 +76,8 @@ public:
 
     qint64 bytesAvailable() const;
     QByteArray read(qint64 maxBytes);
+    // The descriptor the event loop watches for this connection (-1 before there is one).
+    qintptr socketDescriptor() const;
 
     // Drops the connection at once; emits nothing.
     void close();

@@ -22,6 +22,8 @@ QAbstractEventDispatcher *EpollEventDispatcher::create()
     return nullptr;
 }
 
+void EpollEventDispatcher::setSocketPriority(qintptr, bool) {}
+
 #else
 
 using namespace epolldispatch;
@@ -75,6 +77,7 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         n = 0;
     }
 
+    d->putPriorityFirst(events, n);
     // The socket-handled hooks run between sockets: not after the last one (wake-ups and GLib events aside).
     int lastSocket = -1;
     for (int i = 0; i < n; ++i) {
@@ -254,6 +257,33 @@ quint64 EpollEventDispatcher::controlCalls() const
 EpollEventDispatcher::BusyPollCounts EpollEventDispatcher::busyPollCounts() const
 {
     return {d->busyPolls, d->busyPollHits};
+}
+
+void EpollEventDispatcher::setSocketPriority(qintptr fd, bool priority)
+{
+    // SWITCHYARD_SOCKET_PRIORITY=off: every socket in the kernel's order, as before (A/B runs in bench/).
+    static const bool off = qEnvironmentVariable("SWITCHYARD_SOCKET_PRIORITY") == QLatin1String("off");
+    if (off)
+        return;
+    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(QAbstractEventDispatcher::instance()))
+        epoll->setPriority(int(fd), priority);
+}
+
+void EpollEventDispatcher::setPriority(int fd, bool priority)
+{
+    if (fd < 0)
+        return;
+    if (size_t(fd) >= d->sockets.size()) {
+        if (!priority)
+            return;
+        d->sockets.resize(size_t(fd) + 1);
+    }
+    d->sockets[size_t(fd)].priority = priority;
+}
+
+bool EpollEventDispatcher::priority(int fd) const
+{
+    return fd >= 0 && size_t(fd) < d->sockets.size() && d->sockets[size_t(fd)].priority;
 }
 
 int EpollEventDispatcher::addSocketHandledHook(std::function<void()> hook)

@@ -62,6 +62,20 @@ public:
     int addSocketHandledHook(std::function<void()> hook);
     void removeSocketHandledHook(int id);
 
+    // Sockets a client's time to first byte waits on (the listening socket, a client connection's next request,
+    // an upstream answer whose first event has not been forwarded yet): in every pass their events are handled
+    // before the other sockets' (each group in the order the kernel reported them), and so are the events
+    // posted to the thread. With a few hundred streams open one pass may hold a few hundred ready sockets; a
+    // new request used to wait for its place among them, then again for the upstream's head and first event
+    // (bench/README.md, "sockets on the way to a first byte go first"). The owner of the descriptor sets and
+    // clears the mark (a closed descriptor's mark would pass to the next socket that gets its number: only an
+    // order, never a delivery). setSocketPriority() marks on the calling thread's dispatcher if it is an
+    // EpollEventDispatcher, and does nothing otherwise (Qt's dispatchers, other platforms, and with
+    // SWITCHYARD_SOCKET_PRIORITY=off in the environment).
+    static void setSocketPriority(qintptr fd, bool priority);
+    void setPriority(int fd, bool priority);
+    bool priority(int fd) const;
+
 private:
     struct State;
     explicit EpollEventDispatcher(std::unique_ptr<State> state);

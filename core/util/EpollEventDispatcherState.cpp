@@ -7,6 +7,7 @@
 
 #include <QCoreApplication>
 #include <QTimerEvent>
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -33,6 +34,36 @@ quint32 EpollEventDispatcher::State::wantedEvents(const Socket &s)
     return (s.notifiers[QSocketNotifier::Read] ? quint32(EPOLLIN) : 0u) |
            (s.notifiers[QSocketNotifier::Write] ? quint32(EPOLLOUT) : 0u) |
            (s.notifiers[QSocketNotifier::Exception] ? quint32(EPOLLPRI) : 0u);
+}
+
+void EpollEventDispatcher::State::putPriorityFirst(epoll_event *events, int n) const
+{
+    const auto first = [this](const epoll_event &e) {
+        const quint32 generation = quint32(e.data.u64 >> 32);
+        if (generation == 0)
+            return true; // the wake-up: events posted to this thread (a slot claim's answer)
+        if (generation == kGlibGeneration)
+            return false;
+        const size_t fd = size_t(quint32(e.data.u64));
+        return fd < sockets.size() && sockets[fd].generation == generation && sockets[fd].priority;
+    };
+    int firstOther = 0;
+    while (firstOther < n && first(events[firstOther]))
+        ++firstOther;
+    int next = firstOther + 1;
+    while (next < n && !first(events[next]))
+        ++next;
+    if (next >= n)
+        return; // already in order: the usual case
+    epoll_event later[kMaxEventsPerWait];
+    int ahead = firstOther, behind = 0;
+    for (int i = firstOther; i < n; ++i) {
+        if (first(events[i]))
+            events[ahead++] = events[i];
+        else
+            later[behind++] = events[i];
+    }
+    std::copy(later, later + behind, events + ahead);
 }
 
 void EpollEventDispatcher::State::control(int fd, Socket &s)

@@ -64,6 +64,7 @@ struct EpollEventDispatcher::State
         quint32 kernelMask = 0; // the events epoll watches for this descriptor now
         quint32 generation = 0; // 0 while the descriptor is not in the epoll set
         bool dirty = false;     // the wanted events changed; applied before the next wait
+        bool priority = false;  // setPriority(): handled first in a pass
     };
     std::vector<Socket> sockets; // indexed by descriptor
     std::vector<int> dirtySockets;
@@ -106,6 +107,9 @@ struct EpollEventDispatcher::State
     // Delivers one epoll event to the notifiers of fd that it concerns; the socket is looked up again before
     // each delivery, since a handler may disable notifiers or close and reuse the descriptor.
     int activateSocket(int fd, quint32 generation, quint32 events);
+    // Moves the events of marked sockets and of the wake-up descriptor ahead of the rest, keeping the order
+    // within each group.
+    void putPriorityFirst(epoll_event *events, int n) const;
     // While a BusyPollHold of this thread wants it: polls without blocking, yielding the CPU between polls,
     // until something is ready or the hold's window (or *timeoutMs, a due timer) ends. Returns the events
     // found (0 when none: *timeoutMs is then what is left of the wait).

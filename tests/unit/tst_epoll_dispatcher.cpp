@@ -88,6 +88,7 @@ private slots:
     void aPostMadeDuringAPassComesBeforeItsNextSocket();
     void aPostThatWokeThePassComesBeforeItsSockets();
     void aHookRunsBetweenTwoSocketsOfAPass();
+    void aMarkedSocketGoesFirstInItsPass();
     void aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass();
     void quitFromAnotherThreadEndsItsLoop();
     void aReusedDescriptorIsWatchedAgain();
@@ -270,11 +271,11 @@ void TestEpollDispatcher::aPostFromAnotherThreadWakesTheLoop()
 }
 
 // Two socket pairs whose reading ends are watched: each byte that arrives is read and logged as "socket" in
-// `order`, then `afterRead` runs. The notifiers go before the descriptors close.
+// `order` ("a" or "b" with `named`), then `afterRead` runs. The notifiers go before the descriptors close.
 class TwoWatchedSockets
 {
 public:
-    TwoWatchedSockets(QObject *context, QStringList *order, std::function<void()> afterRead = {})
+    TwoWatchedSockets(QObject *context, QStringList *order, std::function<void()> afterRead = {}, bool named = false)
     {
         m_ok = ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, m_a) == 0 &&
                ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, m_b) == 0;
@@ -282,11 +283,14 @@ public:
             return;
         for (int fd : {m_a[0], m_b[0]}) {
             auto notifier = std::make_unique<QSocketNotifier>(fd, QSocketNotifier::Read);
-            QObject::connect(notifier.get(), &QSocketNotifier::activated, context, [fd, order, afterRead] {
+            const QString name = !named         ? QStringLiteral("socket")
+                                 : fd == m_a[0] ? QStringLiteral("a")
+                                                : QStringLiteral("b");
+            QObject::connect(notifier.get(), &QSocketNotifier::activated, context, [fd, order, afterRead, name] {
                 char c;
                 if (::read(fd, &c, 1) != 1)
                     return;
-                *order << QStringLiteral("socket");
+                *order << name;
                 if (afterRead)
                     afterRead();
             });
@@ -303,6 +307,7 @@ public:
         }
     }
     bool ok() const { return m_ok; }
+    int second() const { return m_b[0]; }
     // One byte into each pair, the first pair first (epoll reports them in that order).
     bool makeBothReady() { return ::write(m_a[1], "x", 1) == 1 && ::write(m_b[1], "x", 1) == 1; }
 
@@ -356,6 +361,28 @@ void TestEpollDispatcher::aPostThatWokeThePassComesBeforeItsSockets()
     QCoreApplication::processEvents(); // anything still posted
     QVERIFY(wrote);
     QCOMPARE(order, QStringList({QStringLiteral("posted"), QStringLiteral("socket"), QStringLiteral("socket")}));
+}
+
+void TestEpollDispatcher::aMarkedSocketGoesFirstInItsPass()
+{
+    // With a few hundred streams open, a new request (or the upstream's answer to one) is one ready socket among
+    // many in a pass: marked, it is handled first. Here the marked socket becomes ready after the other.
+    QStringList order;
+    TwoWatchedSockets sockets(this, &order, {}, true);
+    QVERIFY(sockets.ok());
+    const auto unmark = qScopeGuard([&] { EpollEventDispatcher::setSocketPriority(sockets.second(), false); });
+    EpollEventDispatcher::setSocketPriority(sockets.second(), true);
+    QVERIFY(installed()->priority(sockets.second()));
+    QVERIFY(sockets.makeBothReady());
+    QCoreApplication::processEvents(); // one wait finds both sockets ready
+    QCOMPARE(order, QStringList({QStringLiteral("b"), QStringLiteral("a")}));
+
+    // Unmarked, the order is the kernel's again (which makes the first check meaningful).
+    order.clear();
+    EpollEventDispatcher::setSocketPriority(sockets.second(), false);
+    QVERIFY(sockets.makeBothReady());
+    QCoreApplication::processEvents();
+    QCOMPARE(order, QStringList({QStringLiteral("a"), QStringLiteral("b")}));
 }
 
 void TestEpollDispatcher::aHookRunsBetweenTwoSocketsOfAPass()
