@@ -1,5 +1,6 @@
 #include "upstream/DirectTcpSocket.h"
 
+#include "util/EpollEventDispatcher.h"
 #include "util/SocketIo.h"
 
 #include <QHostInfo>
@@ -284,8 +285,10 @@ void DirectTcpSocket::closeDescriptor()
     m_readNotifier = nullptr;
     delete m_writeNotifier;
     m_writeNotifier = nullptr;
-    if (m_fd >= 0)
+    if (m_fd >= 0) {
+        EpollEventDispatcher::setSocketPriority(m_fd, false); // the number's next socket starts unmarked
         ::close(m_fd);
+    }
     m_fd = -1;
 }
 #endif

@@ -2,6 +2,7 @@
 
 #include "upstream/DirectTcpSocket.h"
 #include "upstream/UpstreamCall.h"
+#include "util/EpollEventDispatcher.h"
 #include "util/SocketIo.h"
 
 #include <QNetworkProxyFactory>
@@ -197,7 +198,8 @@ bool UpstreamConnection::isReusable() const
 
 qintptr UpstreamConnection::socketDescriptor() const
 {
-    return m_plain ? m_plain->descriptor() : m_socket ? m_socket->socketDescriptor() : -1;
+    // Through a SOCKS5 proxy Qt's socketDescriptor() is a number of its own, not a descriptor.
+    return m_plain ? m_plain->descriptor() : m_socket && m_direct ? m_socket->socketDescriptor() : -1;
 }
 
 void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
@@ -284,6 +286,8 @@ void UpstreamConnection::close()
     if (!m_socket)
         return;
     QTcpSocket *socket = m_socket;
+    if (m_direct)
+        EpollEventDispatcher::setSocketPriority(socket->socketDescriptor(), false);
     m_socket = nullptr;
     m_ssl = nullptr;
     m_closed = true;

@@ -76,7 +76,8 @@ public:
 
     qint64 bytesAvailable() const;
     QByteArray read(qint64 maxBytes);
-    // The descriptor the event loop watches for this connection (-1 before there is one).
+    // The descriptor the event loop watches for this connection: -1 before there is one, and through a proxy
+    // (whose Qt socket engine does not report a real descriptor).
     qintptr socketDescriptor() const;
 
     // Drops the connection at once; emits nothing.

@@ -23,6 +23,11 @@ QAbstractEventDispatcher *EpollEventDispatcher::create()
 }
 
 void EpollEventDispatcher::setSocketPriority(qintptr, bool) {}
+void EpollEventDispatcher::setPriority(int, bool) {}
+bool EpollEventDispatcher::priority(int) const
+{
+    return false;
+}
 
 #else
 
@@ -271,13 +276,9 @@ void EpollEventDispatcher::setSocketPriority(qintptr fd, bool priority)
 
 void EpollEventDispatcher::setPriority(int fd, bool priority)
 {
-    if (fd < 0)
+    // Only a descriptor this dispatcher has seen: a number from elsewhere must not grow the table.
+    if (fd < 0 || size_t(fd) >= d->sockets.size())
         return;
-    if (size_t(fd) >= d->sockets.size()) {
-        if (!priority)
-            return;
-        d->sockets.resize(size_t(fd) + 1);
-    }
     d->sockets[size_t(fd)].priority = priority;
 }
 

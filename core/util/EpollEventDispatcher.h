@@ -73,6 +73,7 @@ public:
     // EpollEventDispatcher, and does nothing otherwise (Qt's dispatchers, other platforms, and with
     // SWITCHYARD_SOCKET_PRIORITY=off in the environment).
     static void setSocketPriority(qintptr fd, bool priority);
+    // The same on this dispatcher (its thread only), for a descriptor it has had a notifier for.
     void setPriority(int fd, bool priority);
     bool priority(int fd) const;
 

@@ -89,6 +89,7 @@ private slots:
     void aPostThatWokeThePassComesBeforeItsSockets();
     void aHookRunsBetweenTwoSocketsOfAPass();
     void aMarkedSocketGoesFirstInItsPass();
+    void anAcceptedConnectionCanBeMarkedAtOnce();
     void aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass();
     void quitFromAnotherThreadEndsItsLoop();
     void aReusedDescriptorIsWatchedAgain();
@@ -271,11 +272,11 @@ void TestEpollDispatcher::aPostFromAnotherThreadWakesTheLoop()
 }
 
 // Two socket pairs whose reading ends are watched: each byte that arrives is read and logged as "socket" in
-// `order` ("a" or "b" with `named`), then `afterRead` runs. The notifiers go before the descriptors close.
+// `order`, then `afterRead` runs. The notifiers go before the descriptors close.
 class TwoWatchedSockets
 {
 public:
-    TwoWatchedSockets(QObject *context, QStringList *order, std::function<void()> afterRead = {}, bool named = false)
+    TwoWatchedSockets(QObject *context, QStringList *order, std::function<void()> afterRead = {})
     {
         m_ok = ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, m_a) == 0 &&
                ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, m_b) == 0;
@@ -283,14 +284,11 @@ public:
             return;
         for (int fd : {m_a[0], m_b[0]}) {
             auto notifier = std::make_unique<QSocketNotifier>(fd, QSocketNotifier::Read);
-            const QString name = !named         ? QStringLiteral("socket")
-                                 : fd == m_a[0] ? QStringLiteral("a")
-                                                : QStringLiteral("b");
-            QObject::connect(notifier.get(), &QSocketNotifier::activated, context, [fd, order, afterRead, name] {
+            QObject::connect(notifier.get(), &QSocketNotifier::activated, context, [fd, order, afterRead] {
                 char c;
                 if (::read(fd, &c, 1) != 1)
                     return;
-                *order << name;
+                *order << QStringLiteral("socket");
                 if (afterRead)
                     afterRead();
             });
@@ -307,7 +305,6 @@ public:
         }
     }
     bool ok() const { return m_ok; }
-    int second() const { return m_b[0]; }
     // One byte into each pair, the first pair first (epoll reports them in that order).
     bool makeBothReady() { return ::write(m_a[1], "x", 1) == 1 && ::write(m_b[1], "x", 1) == 1; }
 
@@ -366,23 +363,79 @@ void TestEpollDispatcher::aPostThatWokeThePassComesBeforeItsSockets()
 void TestEpollDispatcher::aMarkedSocketGoesFirstInItsPass()
 {
     // With a few hundred streams open, a new request (or the upstream's answer to one) is one ready socket among
-    // many in a pass: marked, it is handled first. Here the marked socket becomes ready after the other.
+    // many in a pass: marked, it is handled first, the marked ones in the kernel's order, then the others in
+    // theirs. Four socket pairs a, b, c, d become ready in that order; b and d are marked.
     QStringList order;
-    TwoWatchedSockets sockets(this, &order, {}, true);
-    QVERIFY(sockets.ok());
-    const auto unmark = qScopeGuard([&] { EpollEventDispatcher::setSocketPriority(sockets.second(), false); });
-    EpollEventDispatcher::setSocketPriority(sockets.second(), true);
-    QVERIFY(installed()->priority(sockets.second()));
-    QVERIFY(sockets.makeBothReady());
-    QCoreApplication::processEvents(); // one wait finds both sockets ready
-    QCOMPARE(order, QStringList({QStringLiteral("b"), QStringLiteral("a")}));
+    int pairs[4][2] = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+    std::vector<std::unique_ptr<QSocketNotifier>> notifiers;
+    const auto close = qScopeGuard([&] {
+        notifiers.clear();
+        for (auto &p : pairs) {
+            for (int fd : p) {
+                if (fd >= 0)
+                    ::close(fd);
+            }
+        }
+    });
+    const QStringList names{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")};
+    for (int i = 0; i < 4; ++i) {
+        QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, pairs[i]), 0);
+        const int fd = pairs[i][0];
+        auto notifier = std::make_unique<QSocketNotifier>(fd, QSocketNotifier::Read);
+        connect(notifier.get(), &QSocketNotifier::activated, this, [fd, &order, name = names[i]] {
+            char c;
+            if (::read(fd, &c, 1) == 1)
+                order << name;
+        });
+        notifiers.push_back(std::move(notifier));
+    }
+    QCoreApplication::processEvents(); // the notifiers join the epoll set before the next wait
+    const auto makeAllReady = [&] {
+        for (auto &p : pairs) {
+            if (::write(p[1], "x", 1) != 1)
+                return false;
+        }
+        return true;
+    };
+    installed()->setPriority(pairs[1][0], true);
+    installed()->setPriority(pairs[3][0], true);
+    QVERIFY(installed()->priority(pairs[1][0]) && installed()->priority(pairs[3][0]));
+    QVERIFY(!installed()->priority(pairs[0][0]));
+    QVERIFY(makeAllReady());
+    QCoreApplication::processEvents(); // one wait finds all four ready
+    QCOMPARE(order, QStringList({names[1], names[3], names[0], names[2]}));
 
     // Unmarked, the order is the kernel's again (which makes the first check meaningful).
     order.clear();
-    EpollEventDispatcher::setSocketPriority(sockets.second(), false);
-    QVERIFY(sockets.makeBothReady());
+    installed()->setPriority(pairs[1][0], false);
+    installed()->setPriority(pairs[3][0], false);
+    QVERIFY(makeAllReady());
     QCoreApplication::processEvents();
-    QCOMPARE(order, QStringList({QStringLiteral("a"), QStringLiteral("b")}));
+    QCOMPARE(order, names);
+}
+
+void TestEpollDispatcher::anAcceptedConnectionCanBeMarkedAtOnce()
+{
+    // HttpConnection marks a client's socket as soon as QTcpServer hands it over, and the dispatcher takes a
+    // mark only for a descriptor it watches: Qt must have registered the socket's read notifier by then.
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost));
+    installed()->setPriority(int(server.socketDescriptor()), true);
+    QVERIFY(installed()->priority(int(server.socketDescriptor())));
+    QTcpSocket client;
+    client.connectToHost(QHostAddress::LocalHost, server.serverPort());
+    QVERIFY(server.waitForNewConnection(5000));
+    QTcpSocket *accepted = server.nextPendingConnection();
+    QVERIFY(accepted);
+    const int fd = int(accepted->socketDescriptor());
+    QVERIFY(fd >= 0);
+    installed()->setPriority(fd, true);
+    QVERIFY(installed()->priority(fd));
+    installed()->setPriority(fd, false);
+    installed()->setPriority(int(server.socketDescriptor()), false);
+    // A number the dispatcher never watched takes no mark (a SOCKS5 engine's made-up descriptor, say).
+    installed()->setPriority(1 << 20, true);
+    QVERIFY(!installed()->priority(1 << 20));
 }
 
 void TestEpollDispatcher::aHookRunsBetweenTwoSocketsOfAPass()
