@@ -28,8 +28,7 @@ HttpServer::HttpServer(QObject *parent)
 
 HttpServer::~HttpServer()
 {
-    EpollEventDispatcher::setSocketPriority(m_tcp->socketDescriptor(), false);
-    m_tcp->close();
+    close();
     // Connections are children; disconnect first so their teardown cannot call back into a dying server,
     // then tell unfinished responses their client is gone so handlers can cancel upstream work.
     for (HttpConnection *c : std::as_const(m_connections))
