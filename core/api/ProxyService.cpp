@@ -519,6 +519,20 @@ QJsonObject busyPollJson(const StoreWorker &store)
             {QStringLiteral("store_jobs_found_awake"), qint64(store.warmSpinHits())}};
 }
 
+// This thread's socket order (EpollEventDispatcher::setSocketPriority): marked sockets watched now, how often a
+// long pass looked for marked sockets that became ready during it, and how many it handled ahead of its rest.
+QJsonObject socketOrderJson()
+{
+    EpollEventDispatcher::PriorityCounts counts;
+#ifdef Q_OS_LINUX
+    if (const auto *epoll = dynamic_cast<const EpollEventDispatcher *>(QAbstractEventDispatcher::instance()))
+        counts = epoll->priorityCounts();
+#endif
+    return {{QStringLiteral("marked"), qint64(counts.watched)},
+            {QStringLiteral("rechecks"), qint64(counts.rechecks)},
+            {QStringLiteral("handled_early"), qint64(counts.handledEarly)}};
+}
+
 } // namespace
 
 QByteArray ProxyService::statusJson() const
@@ -547,6 +561,7 @@ QByteArray ProxyService::statusJson() const
         // Memory of large bodies and their parser kept for the next large request (LargeBufferPool).
         {QStringLiteral("large_buffers"), largeBuffersJson()},
         {QStringLiteral("busy_poll"), busyPollJson(*m_store)},
+        {QStringLiteral("socket_order"), socketOrderJson()},
         // Where turns spend their time before the client's first byte and at their settlement (TurnStages.h).
         {QStringLiteral("turn_stages"), m_stages.toJson()},
         {QStringLiteral("accounts"), m_pool->statusJson()},

@@ -28,6 +28,10 @@ bool EpollEventDispatcher::priority(int) const
 {
     return false;
 }
+EpollEventDispatcher::PriorityCounts EpollEventDispatcher::priorityCounts() const
+{
+    return {};
+}
 
 #else
 
@@ -45,6 +49,13 @@ QAbstractEventDispatcher *EpollEventDispatcher::create()
     ev.data.u64 = eventKey(state->wakeFd, 0);
     if (epoll_ctl(state->epollFd, EPOLL_CTL_ADD, state->wakeFd, &ev) < 0)
         return nullptr;
+    // SWITCHYARD_PRIORITY_RECHECK_US: how long a pass works through its sockets before it looks for marked ones
+    // that became ready meanwhile (default 100 us; 0: never, only at the start of a pass, for A/B runs).
+    bool ok = false;
+    const int recheckUs = qEnvironmentVariableIntValue("SWITCHYARD_PRIORITY_RECHECK_US", &ok);
+    state->recheckNs = qint64(ok ? qBound(0, recheckUs, 1'000'000) : 100) * 1000;
+    if (state->recheckNs > 0)
+        state->priorityEpollFd = epoll_create1(EPOLL_CLOEXEC); // without it, no rechecks
     return new EpollEventDispatcher(std::move(state));
 }
 
@@ -91,6 +102,25 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
             lastSocket = i;
     }
     int activity = 0;
+    // After each socket: what was posted while this pass works through its sockets (a store answer: the slot
+    // claim a new turn waits on before its first byte) is delivered between two sockets rather than after the
+    // last one; then the hooks run (not after the pass's last socket: the end of a pass has its own flush).
+    const auto afterSocket = [this](bool runHooks) {
+        if (d->wakePending.loadAcquire()) {
+            d->drainWakeUps();
+            QCoreApplication::sendPostedEvents();
+        }
+        if (!runHooks)
+            return;
+        // By index: a hook may add or remove hooks.
+        for (size_t h = 0; h < d->socketHandledHooks.size(); ++h) {
+            const std::function<void()> hook = d->socketHandledHooks[h].second;
+            hook();
+        }
+    };
+    const quint64 pass = ++d->passes;
+    const bool recheck = d->recheckNs > 0 && d->priorityEpollFd >= 0 && !(flags & QEventLoop::ExcludeSocketNotifiers);
+    qint64 recheckAtNs = recheck && n > 1 ? nowNs() + d->recheckNs : 0;
     for (int i = 0; i < n; ++i) {
         const quint64 key = events[i].data.u64;
         const int fd = int(quint32(key));
@@ -111,19 +141,18 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
 #endif
         if (flags & QEventLoop::ExcludeSocketNotifiers)
             continue; // level-triggered: reported again by the next wait that includes them
+        if (!d->takeForPass(fd, generation, pass))
+            continue; // a recheck below handled it already
         activity += d->activateSocket(fd, generation, events[i].events);
-        // What was posted while this pass works through its sockets (a store answer: the slot claim a new turn
-        // waits on before its first byte) is delivered between two sockets rather than after the last one.
-        if (d->wakePending.loadAcquire()) {
-            d->drainWakeUps();
-            QCoreApplication::sendPostedEvents();
-        }
-        if (i < lastSocket) {
-            // By index: a hook may add or remove hooks.
-            for (size_t h = 0; h < d->socketHandledHooks.size(); ++h) {
-                const std::function<void()> hook = d->socketHandledHooks[h].second;
-                hook();
-            }
+        afterSocket(i < lastSocket);
+        // A long pass (a few hundred streams' next events) looks for marked sockets that became ready since it
+        // began, a new request or an upstream's head, and handles them before its remaining sockets.
+        if (recheckAtNs != 0 && i < lastSocket && d->prioritized > 0 && nowNs() >= recheckAtNs) {
+            d->recheckPriority(pass, [&](int delivered) {
+                activity += delivered;
+                afterSocket(true);
+            });
+            recheckAtNs = nowNs() + d->recheckNs;
         }
     }
     if (!(flags & QEventLoop::X11ExcludeTimers))
@@ -279,12 +308,19 @@ void EpollEventDispatcher::setPriority(int fd, bool priority)
     // Only a descriptor this dispatcher has seen: a number from elsewhere must not grow the table.
     if (fd < 0 || size_t(fd) >= d->sockets.size())
         return;
-    d->sockets[size_t(fd)].priority = priority;
+    State::Socket &s = d->sockets[size_t(fd)];
+    s.priority = priority;
+    d->syncPriority(fd, s);
 }
 
 bool EpollEventDispatcher::priority(int fd) const
 {
     return fd >= 0 && size_t(fd) < d->sockets.size() && d->sockets[size_t(fd)].priority;
+}
+
+EpollEventDispatcher::PriorityCounts EpollEventDispatcher::priorityCounts() const
+{
+    return {quint64(qMax(0, d->prioritized)), d->rechecks, d->handledEarly};
 }
 
 int EpollEventDispatcher::addSocketHandledHook(std::function<void()> hook)

@@ -76,6 +76,18 @@ public:
     // The same on this dispatcher (its thread only), for a descriptor it has had a notifier for.
     void setPriority(int fd, bool priority);
     bool priority(int fd) const;
+    // A pass that has run for SWITCHYARD_PRIORITY_RECHECK_US (default 100 us) looks, between two of its sockets,
+    // for marked sockets that became ready since it began (one epoll_wait without blocking on a second epoll
+    // set that holds only the marked sockets), handles them at once and looks again after as long again; each
+    // socket is handled at most once per pass. Counts for /api/status (this dispatcher's thread only): marked
+    // sockets watched now, the looks, and the sockets they handled ahead of the rest of their pass.
+    struct PriorityCounts
+    {
+        quint64 watched = 0;
+        quint64 rechecks = 0;
+        quint64 handledEarly = 0;
+    };
+    PriorityCounts priorityCounts() const;
 
 private:
     struct State;

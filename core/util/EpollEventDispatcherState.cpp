@@ -25,6 +25,8 @@ EpollEventDispatcher::State::~State()
 #endif
     if (wakeFd >= 0)
         ::close(wakeFd);
+    if (priorityEpollFd >= 0)
+        ::close(priorityEpollFd);
     if (epollFd >= 0)
         ::close(epollFd);
 }
@@ -77,6 +79,7 @@ void EpollEventDispatcher::State::control(int fd, Socket &s)
         }
         s.generation = 0;
         s.kernelMask = 0;
+        syncPriority(fd, s);
         return;
     }
     if (s.generation != 0 && want == s.kernelMask)
@@ -92,17 +95,100 @@ void EpollEventDispatcher::State::control(int fd, Socket &s)
     ev.data.u64 = eventKey(fd, s.generation);
     ++controlCalls;
     int rc = epoll_ctl(epollFd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
-    if (rc < 0 && add && errno == EEXIST)
+    if (rc < 0 && add && errno == EEXIST) {
         rc = epoll_ctl(epollFd, EPOLL_CTL_MOD, fd, &ev);
-    else if (rc < 0 && !add && errno == ENOENT)
+    } else if (rc < 0 && !add && errno == ENOENT) {
+        // The descriptor was closed and its number reused: the kernel dropped the old one from both sets.
         rc = epoll_ctl(epollFd, EPOLL_CTL_ADD, fd, &ev);
+        if (s.priorityMask != 0) {
+            --prioritized;
+            s.priorityMask = 0;
+            s.priorityKey = 0;
+        }
+    }
     if (rc < 0) {
         qWarning("EpollEventDispatcher: cannot watch socket %d: %s", fd, strerror(errno));
         s.generation = 0;
         s.kernelMask = 0;
+        syncPriority(fd, s);
         return;
     }
     s.kernelMask = want;
+    syncPriority(fd, s);
+}
+
+void EpollEventDispatcher::State::syncPriority(int fd, Socket &s)
+{
+    if (priorityEpollFd < 0)
+        return;
+    const bool in = s.priority && s.generation != 0 && s.kernelMask != 0;
+    const quint32 want = in ? s.kernelMask : 0u;
+    const quint64 key = in ? eventKey(fd, s.generation) : 0u;
+    if (want == s.priorityMask && key == s.priorityKey)
+        return;
+    ++controlCalls;
+    if (want == 0) {
+        // ENOENT/EBADF: closed already, which removed it.
+        epoll_ctl(priorityEpollFd, EPOLL_CTL_DEL, fd, nullptr);
+        --prioritized;
+        s.priorityMask = 0;
+        s.priorityKey = 0;
+        return;
+    }
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.u64 = key;
+    const bool add = s.priorityMask == 0;
+    int rc = epoll_ctl(priorityEpollFd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+    if (rc < 0 && add && errno == EEXIST)
+        rc = epoll_ctl(priorityEpollFd, EPOLL_CTL_MOD, fd, &ev);
+    else if (rc < 0 && !add && errno == ENOENT)
+        rc = epoll_ctl(priorityEpollFd, EPOLL_CTL_ADD, fd, &ev);
+    if (rc < 0) {
+        // Not rechecked mid-pass, still first in its pass: only an order is lost.
+        if (!add)
+            --prioritized;
+        s.priorityMask = 0;
+        s.priorityKey = 0;
+        return;
+    }
+    if (add)
+        ++prioritized;
+    s.priorityMask = want;
+    s.priorityKey = key;
+}
+
+bool EpollEventDispatcher::State::takeForPass(int fd, quint32 generation, quint64 pass)
+{
+    if (size_t(fd) >= sockets.size())
+        return true; // activateSocket() finds nothing to deliver
+    Socket &s = sockets[size_t(fd)];
+    if (s.generation != generation)
+        return true;
+    if (s.handledPass == pass)
+        return false;
+    s.handledPass = pass;
+    return true;
+}
+
+int EpollEventDispatcher::State::recheckPriority(quint64 pass, const std::function<void(int)> &afterEach)
+{
+    ++rechecks;
+    epoll_event ready[64];
+    const int m = epoll_wait(priorityEpollFd, ready, 64, 0);
+    int activated = 0;
+    for (int i = 0; i < m; ++i) {
+        const int fd = int(quint32(ready[i].data.u64));
+        const quint32 generation = quint32(ready[i].data.u64 >> 32);
+        if (size_t(fd) >= sockets.size() || sockets[size_t(fd)].generation != generation)
+            continue; // closed meanwhile (its mark goes with the next registration)
+        if (!takeForPass(fd, generation, pass))
+            continue; // handled in this pass already: the next wait reports it again if it is still ready
+        ++handledEarly;
+        ++activated;
+        afterEach(activateSocket(fd, generation, ready[i].events));
+    }
+    return activated;
 }
 
 void EpollEventDispatcher::State::applyChanges()

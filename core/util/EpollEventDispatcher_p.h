@@ -50,6 +50,15 @@ struct EpollEventDispatcher::State
 {
     int epollFd = -1;
     int wakeFd = -1;
+    // The marked sockets (setPriority()) again, with the same interest and user data: polled without blocking
+    // between two sockets of a long pass, so that a marked socket that became ready meanwhile need not wait for
+    // the rest of the pass (recheckPriority()).
+    int priorityEpollFd = -1;
+    int prioritized = 0;      // descriptors in priorityEpollFd
+    qint64 recheckNs = 0;     // how long a pass runs before priorityEpollFd is polled (again); 0: never
+    quint64 passes = 0;       // numbers the passes (Socket::handledPass)
+    quint64 rechecks = 0;     // polls of priorityEpollFd
+    quint64 handledEarly = 0; // sockets they found ready and handled before the rest of their pass
     QAtomicInt wakePending;
     QAtomicInt interrupted;
     quint64 controlCalls = 0;
@@ -65,6 +74,9 @@ struct EpollEventDispatcher::State
         quint32 generation = 0; // 0 while the descriptor is not in the epoll set
         bool dirty = false;     // the wanted events changed; applied before the next wait
         bool priority = false;  // setPriority(): handled first in a pass
+        quint32 priorityMask = 0; // the events priorityEpollFd watches for it (0: not in that set)
+        quint64 priorityKey = 0;  // and the user data it has there
+        quint64 handledPass = 0;  // the pass that last handled it: handled once per pass at most
     };
     std::vector<Socket> sockets; // indexed by descriptor
     std::vector<int> dirtySockets;
@@ -110,6 +122,14 @@ struct EpollEventDispatcher::State
     // Moves the events of marked sockets and of the wake-up descriptor ahead of the rest, keeping the order
     // within each group.
     void putPriorityFirst(epoll_event *events, int n) const;
+    // Brings fd's membership of priorityEpollFd in line with its mark and its interest in the epoll set.
+    void syncPriority(int fd, Socket &s);
+    // Whether a pass (number pass) may hand this event to its socket now: not a socket it handled already.
+    // Takes the socket for the pass.
+    bool takeForPass(int fd, quint32 generation, quint64 pass);
+    // Polls priorityEpollFd without blocking and hands what it finds ready, and not yet handled in this pass,
+    // to afterEach(its activity) after activating it. Returns the sockets activated.
+    int recheckPriority(quint64 pass, const std::function<void(int)> &afterEach);
     // While a BusyPollHold of this thread wants it: polls without blocking, yielding the CPU between polls,
     // until something is ready or the hold's window (or *timeoutMs, a due timer) ends. Returns the events
     // found (0 when none: *timeoutMs is then what is left of the wait).

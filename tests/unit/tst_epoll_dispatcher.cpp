@@ -18,6 +18,7 @@
 #include <QThread>
 #include <QTimer>
 #include <arpa/inet.h>
+#include <array>
 #include <atomic>
 #include <functional>
 #include <glib.h> // the build requires GLib on Linux, the only platform with this dispatcher
@@ -90,6 +91,7 @@ private slots:
     void aHookRunsBetweenTwoSocketsOfAPass();
     void aMarkedSocketGoesFirstInItsPass();
     void anAcceptedConnectionCanBeMarkedAtOnce();
+    void aMarkedSocketReadyDuringALongPassGoesBeforeItsRest();
     void aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass();
     void quitFromAnotherThreadEndsItsLoop();
     void aReusedDescriptorIsWatchedAgain();
@@ -436,6 +438,76 @@ void TestEpollDispatcher::anAcceptedConnectionCanBeMarkedAtOnce()
     // A number the dispatcher never watched takes no mark (a SOCKS5 engine's made-up descriptor, say).
     installed()->setPriority(1 << 20, true);
     QVERIFY(!installed()->priority(1 << 20));
+}
+
+void TestEpollDispatcher::aMarkedSocketReadyDuringALongPassGoesBeforeItsRest()
+{
+    // A pass over a few hundred streams' next events runs for milliseconds; a new request, or the upstream's
+    // head, that arrives meanwhile is handled after the socket being handled when the recheck interval
+    // (SWITCHYARD_PRIORITY_RECHECK_US, 100 us by default) has passed, not after the whole pass. Each socket is
+    // handled once per pass: a marked socket handled at the start that is ready again waits for the next pass.
+    // Socket pairs: "first" (marked) is ready when the pass begins, with u0, u1, u2 (unmarked); u0's handler
+    // makes "late" (marked) ready, and "first" ready again, then works for 2 ms.
+    const QStringList names{QStringLiteral("first"), QStringLiteral("u0"), QStringLiteral("u1"), QStringLiteral("u2"),
+                            QStringLiteral("late")};
+    QStringList order;
+    std::vector<std::array<int, 2>> pairs(names.size(), {-1, -1});
+    std::vector<std::unique_ptr<QSocketNotifier>> notifiers;
+    int hook = 0;
+    const auto cleanup = qScopeGuard([&] {
+        if (hook)
+            installed()->removeSocketHandledHook(hook);
+        notifiers.clear();
+        for (auto &p : pairs) {
+            for (int fd : p) {
+                if (fd >= 0)
+                    ::close(fd);
+            }
+        }
+    });
+    for (auto &p : pairs)
+        QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p.data()), 0);
+    const auto feed = [&](int i) { return ::write(pairs[size_t(i)][1], "x", 1) == 1; };
+    bool fedLate = false;
+    for (int i = 0; i < int(names.size()); ++i) {
+        const int fd = pairs[size_t(i)][0];
+        auto notifier = std::make_unique<QSocketNotifier>(fd, QSocketNotifier::Read);
+        connect(notifier.get(), &QSocketNotifier::activated, this, [&, fd, i] {
+            char c;
+            if (::read(fd, &c, 1) != 1)
+                return;
+            order << names[i];
+            if (names[i] == QLatin1String("u0")) {
+                fedLate = feed(4) && feed(0);
+                QThread::usleep(2000);
+            }
+        });
+        notifiers.push_back(std::move(notifier));
+    }
+    hook = installed()->addSocketHandledHook([&] { order << QStringLiteral("hook"); });
+    QCoreApplication::processEvents(); // the notifiers join the epoll set before the next wait
+    installed()->setPriority(pairs[0][0], true);
+    installed()->setPriority(pairs[4][0], true);
+    const auto before = installed()->priorityCounts();
+    QCOMPARE(before.watched, quint64(2));
+    for (int i : {0, 1, 2, 3})
+        QVERIFY(feed(i));
+    QCoreApplication::processEvents(); // one wait finds first, u0, u1 and u2 ready
+    QVERIFY(fedLate);
+    const QStringList pass1{names[0], QStringLiteral("hook"), names[1], QStringLiteral("hook"),
+                            names[4], QStringLiteral("hook"), names[2], QStringLiteral("hook"),
+                            names[3]};
+    QCOMPARE(order, pass1);
+    QCoreApplication::processEvents(); // "first" again
+    QCOMPARE(order, pass1 + QStringList{names[0]});
+    const auto after = installed()->priorityCounts();
+    QVERIFY(after.rechecks > before.rechecks);
+    QCOMPARE(after.handledEarly - before.handledEarly, quint64(1));
+
+    // Unmarked, a socket leaves the second set: no recheck finds it.
+    installed()->setPriority(pairs[0][0], false);
+    installed()->setPriority(pairs[4][0], false);
+    QCOMPARE(installed()->priorityCounts().watched, quint64(0));
 }
 
 void TestEpollDispatcher::aHookRunsBetweenTwoSocketsOfAPass()
