@@ -516,11 +516,14 @@ QJsonObject busyPollJson(const StoreWorker &store)
             {QStringLiteral("polls"), qint64(counts.polls)},
             {QStringLiteral("hits"), qint64(counts.hits)},
             {QStringLiteral("store_waits_after_warm_up"), qint64(store.warmSpins())},
-            {QStringLiteral("store_jobs_found_awake"), qint64(store.warmSpinHits())}};
+            {QStringLiteral("store_jobs_found_awake"), qint64(store.warmSpinHits())},
+            {QStringLiteral("store_waits_after_job"), qint64(store.jobSpins())},
+            {QStringLiteral("store_jobs_found_awake_after_job"), qint64(store.jobSpinHits())}};
 }
 
-// This thread's socket order (EpollEventDispatcher::setSocketPriority): marked sockets watched now, how often a
-// long pass looked for marked sockets that became ready during it, and how many it handled ahead of its rest.
+// This thread's socket order (EpollEventDispatcher::setSocketPriority): the marked sockets it watches now (and
+// of them those a long pass rechecks, the ones watched for reading), how often a long pass looked for marked
+// sockets that became readable during it, and how many it handled ahead of its rest.
 QJsonObject socketOrderJson()
 {
     EpollEventDispatcher::PriorityCounts counts;
@@ -528,7 +531,8 @@ QJsonObject socketOrderJson()
     if (const auto *epoll = dynamic_cast<const EpollEventDispatcher *>(QAbstractEventDispatcher::instance()))
         counts = epoll->priorityCounts();
 #endif
-    return {{QStringLiteral("marked"), qint64(counts.watched)},
+    return {{QStringLiteral("marked"), qint64(counts.marked)},
+            {QStringLiteral("rechecked"), qint64(counts.rechecked)},
             {QStringLiteral("rechecks"), qint64(counts.rechecks)},
             {QStringLiteral("handled_early"), qint64(counts.handledEarly)}};
 }

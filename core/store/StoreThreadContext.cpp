@@ -142,8 +142,8 @@ bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)
     // Work queued or running: the thread is awake and warm already. A unit that has ended but whose thread
     // has not yet gone back to sleep (it posted its callbacks, which may have taken its CPU) counts as idle:
     // if the claim is submitted before that thread runs again, the claim goes first and the warm-up is dropped.
-    // Waiting awake after a warm-up counts as warm too: a second warm-up would make that claim wait behind it.
-    if (!m_queue.empty() || !m_urgent.empty() || m_inUnit.load() || m_awaitingAfterWarmUp)
+    // Waiting awake after a unit counts as warm too: a warm-up would only make the next claim wait behind it.
+    if (!m_queue.empty() || !m_urgent.empty() || m_inUnit.load() || m_awaitingAfterUnit)
         return false;
     StoreQueuedJob queued{std::move(job), false, nullptr, true, {}};
     queued.warmUpAfter = m_unitsStarted;
@@ -164,9 +164,9 @@ void StoreThreadContext::postDrain()
 // One unit per event: timers and the change poll still get their turn under a steady load.
 void StoreThreadContext::drain()
 {
-    const bool warmedUp = runNextUnit() && m_lastUnitWarmedUp;
+    const bool ran = runNextUnit();
     QMutexLocker lock(&m_queueMutex);
-    if (m_queue.empty() && m_urgent.empty() && !(warmedUp && awaitJobAfterWarmUp(lock))) {
+    if (m_queue.empty() && m_urgent.empty() && !(ran && awaitNextJob(lock, m_lastUnitWarmedUp))) {
         m_drainPosted = false;
         return;
     }
@@ -176,40 +176,52 @@ void StoreThreadContext::drain()
 
 namespace {
 
+int spinUsFromEnvironment(const char *name, int defaultUs)
+{
+    bool ok = false;
+    const int value = qEnvironmentVariableIntValue(name, &ok);
+    return ok ? qBound(0, value, 100'000) : defaultUs;
+}
+
 int warmSpinUs()
 {
-    static const int us = [] {
-        bool ok = false;
-        const int value = qEnvironmentVariableIntValue("SWITCHYARD_STORE_WARM_SPIN_US", &ok);
-        return ok ? qBound(0, value, 100'000) : 300;
-    }();
+    static const int us = spinUsFromEnvironment("SWITCHYARD_STORE_WARM_SPIN_US", 300);
     return us;
 }
 
 } // namespace
 
-// A warm-up means a claim is on its way (it is submitted 50-100 us after the turn's head): a thread that went
-// back to sleep now would need waking for it (60-100 us on this machine class, bench/README.md, "busy
-// polling"). m_drainPosted stays set meanwhile, so push() posts no drain event: the job is found here.
-bool StoreThreadContext::awaitJobAfterWarmUp(QMutexLocker<QMutex> &lock)
+int StoreThreadContext::defaultJobSpinUs()
 {
-    const int spinUs = warmSpinUs();
+    static const int us = spinUsFromEnvironment("SWITCHYARD_STORE_SPIN_US", 1000);
+    return us;
+}
+
+// A thread that went back to sleep would need waking for the next job: 60-100 us on an idle machine of this
+// class, 200-400 us when its two vCPUs are busy (bench/README.md, "busy polling", "the store thread stays
+// awake"). So after a unit it waits awake, yielding its CPU to anything else that wants it, for the next one:
+// after a warm-up for the claim it announced (submitted 50-100 us after the turn's head), after any other unit
+// for the next turn's claim or settlement of a burst. m_drainPosted stays set meanwhile, so push() posts no
+// drain event: the job is found here.
+bool StoreThreadContext::awaitNextJob(QMutexLocker<QMutex> &lock, bool afterWarmUp)
+{
+    const int spinUs = afterWarmUp ? warmSpinUs() : m_jobSpinUs.load();
     if (spinUs <= 0)
         return false;
     const qint64 untilUs = SystemClock::instance().monotonicUs() + spinUs;
-    m_owner->m_warmSpins.fetch_add(1);
-    m_awaitingAfterWarmUp = true;
+    (afterWarmUp ? m_owner->m_warmSpins : m_owner->m_jobSpins).fetch_add(1);
+    m_awaitingAfterUnit = true;
     for (;;) {
         lock.unlock();
         QThread::yieldCurrentThread();
         lock.relock();
         if (!m_queue.empty() || !m_urgent.empty()) {
-            m_owner->m_warmSpinHits.fetch_add(1);
-            m_awaitingAfterWarmUp = false;
+            (afterWarmUp ? m_owner->m_warmSpinHits : m_owner->m_jobSpinHits).fetch_add(1);
+            m_awaitingAfterUnit = false;
             return true;
         }
         if (SystemClock::instance().monotonicUs() >= untilUs) {
-            m_awaitingAfterWarmUp = false;
+            m_awaitingAfterUnit = false;
             return false;
         }
     }

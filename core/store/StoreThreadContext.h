@@ -48,6 +48,9 @@ public:
 
     // Any thread.
     void setGroupLimits(int maxJobs, int maxMs);
+    void setJobSpinUs(int us) { m_jobSpinUs.store(qMax(0, us)); }
+    // SWITCHYARD_STORE_SPIN_US, read once (default 1000 us; 0: the thread sleeps at once after a unit).
+    static int defaultJobSpinUs();
     void push(StoreQueuedJob job);
     // Queues a warm-up read (StoreWorker::warmUp) if the thread is idle on SQLite; false when it was dropped.
     bool pushWarmUp(StoreWorker::Job job);
@@ -62,10 +65,10 @@ private:
     void postDrain();
     void drain();
     bool runNextUnit();
-    // After a warm-up, with the lock held and nothing queued: waits without sleeping, up to
-    // SWITCHYARD_STORE_WARM_SPIN_US (default 300 us), for the claim that the warm-up announced. True when a job
-    // arrived (the lock is held again either way).
-    bool awaitJobAfterWarmUp(QMutexLocker<QMutex> &lock);
+    // After a unit, with the lock held and nothing queued: waits without sleeping for the next job, up to
+    // SWITCHYARD_STORE_WARM_SPIN_US (default 300 us) after a warm-up (for the claim it announced), up to
+    // m_jobSpinUs after any other unit. True when a job arrived (the lock is held again either way).
+    bool awaitNextJob(QMutexLocker<QMutex> &lock, bool afterWarmUp);
     bool runJob(const StoreQueuedJob &job, QString *error);
     void runAlone(const StoreQueuedJob &job);
     void runGroup(std::vector<StoreQueuedJob> &group);
@@ -100,7 +103,8 @@ private:
     quint64 m_unitsStarted = 0;          // under m_queueMutex
     std::atomic<bool> m_inUnit{false};   // a unit runs (set under m_queueMutex; cleared before its callbacks)
     bool m_lastUnitWarmedUp = false;     // store thread: the unit runNextUnit() ran last was a warm-up
-    bool m_awaitingAfterWarmUp = false;  // under m_queueMutex: awaitJobAfterWarmUp() waits (warm-ups refused)
+    bool m_awaitingAfterUnit = false;    // under m_queueMutex: awaitNextJob() waits (warm-ups refused)
+    std::atomic<int> m_jobSpinUs{defaultJobSpinUs()};
     std::atomic<bool> m_warmable{false}; // SQLite: StoreWorker::warmUp() has something to gain
 };
 

@@ -30,6 +30,8 @@ bool StoreWorker::start(const QString &databaseLocation, QString *error)
     m_thread = new QThread;
     m_thread->setObjectName(QStringLiteral("store"));
     m_context = new StoreThreadContext(this);
+    if (m_jobSpinUs >= 0)
+        m_context->setJobSpinUs(m_jobSpinUs);
     m_context->moveToThread(m_thread);
     m_thread->start();
 
@@ -248,6 +250,14 @@ void StoreWorker::setWriteGroupLimits(int maxJobs, int maxMs)
     QReadLocker lock(&m_lifecycle);
     if (m_running)
         m_context->setGroupLimits(m_groupMaxJobs, m_groupMaxMs);
+}
+
+void StoreWorker::setJobSpinUs(int us)
+{
+    m_jobSpinUs = qMax(0, us);
+    QReadLocker lock(&m_lifecycle);
+    if (m_running)
+        m_context->setJobSpinUs(m_jobSpinUs); // atomic: read by the store thread after each unit
 }
 
 void StoreWorker::setWritableState(bool writable, const QString &reason)

@@ -80,6 +80,13 @@ public:
     // of those the waits that the job ended before the limit (the claim found the thread awake).
     quint64 warmSpins() const { return m_warmSpins.load(); }
     quint64 warmSpinHits() const { return m_warmSpinHits.load(); }
+    // After any other unit of work the store thread likewise waits awake for the next job, up to
+    // SWITCHYARD_STORE_SPIN_US (default 1000 us; 0: it sleeps at once), so that the next claim or settlement of a
+    // burst does not wait for the thread to be woken and scheduled. These waits, and of those the ones a job
+    // ended. setJobSpinUs() overrides the environment (tests; before or after start()).
+    quint64 jobSpins() const { return m_jobSpins.load(); }
+    quint64 jobSpinHits() const { return m_jobSpinHits.load(); }
+    void setJobSpinUs(int us);
     // submit() for a write that must outlive a store outage (a settled turn's request-log row and settlement).
     // When its transaction fails because the store stopped taking writes, onDone still runs at once (ok
     // false: the turn ends for its client), and the job itself is kept in memory and submitted again, in
@@ -145,6 +152,8 @@ private:
     std::atomic<quint64> m_warmUps{0};
     std::atomic<quint64> m_warmSpins{0};
     std::atomic<quint64> m_warmSpinHits{0};
+    std::atomic<quint64> m_jobSpins{0};
+    std::atomic<quint64> m_jobSpinHits{0};
     WalCheckpointStats m_walStats;
     // Where onDone callbacks go: to their context's thread unless it is destroyed (also during a shutdown).
     GuardedContexts m_contexts;
@@ -152,6 +161,7 @@ private:
     int m_changePollIntervalMs = 1000;
     int m_groupMaxJobs = 64;
     int m_groupMaxMs = 5;
+    int m_jobSpinUs = -1; // setJobSpinUs(); -1: SWITCHYARD_STORE_SPIN_US
 };
 
 } // namespace sy

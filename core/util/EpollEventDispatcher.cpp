@@ -54,8 +54,12 @@ QAbstractEventDispatcher *EpollEventDispatcher::create()
     bool ok = false;
     const int recheckUs = qEnvironmentVariableIntValue("SWITCHYARD_PRIORITY_RECHECK_US", &ok);
     state->recheckNs = qint64(ok ? qBound(0, recheckUs, 1'000'000) : 100) * 1000;
-    if (state->recheckNs > 0)
-        state->priorityEpollFd = epoll_create1(EPOLL_CLOEXEC); // without it, no rechecks
+    if (state->recheckNs > 0) {
+        state->priorityEpollFd = epoll_create1(EPOLL_CLOEXEC);
+        if (state->priorityEpollFd < 0)
+            qWarning("EpollEventDispatcher: no second epoll set, so no rechecks of marked sockets: %s",
+                     strerror(errno));
+    }
     return new EpollEventDispatcher(std::move(state));
 }
 
@@ -320,7 +324,12 @@ bool EpollEventDispatcher::priority(int fd) const
 
 EpollEventDispatcher::PriorityCounts EpollEventDispatcher::priorityCounts() const
 {
-    return {quint64(qMax(0, d->prioritized)), d->rechecks, d->handledEarly};
+    PriorityCounts counts{0, quint64(d->prioritized), d->rechecks, d->handledEarly};
+    for (const State::Socket &s : d->sockets) {
+        if (s.priority && s.generation != 0)
+            ++counts.marked;
+    }
+    return counts;
 }
 
 int EpollEventDispatcher::addSocketHandledHook(std::function<void()> hook)

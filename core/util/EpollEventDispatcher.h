@@ -69,21 +69,23 @@ public:
     // new request used to wait for its place among them, then again for the upstream's head and first event
     // (bench/README.md, "sockets on the way to a first byte go first"). The owner of the descriptor sets and
     // clears the mark (a closed descriptor's mark would pass to the next socket that gets its number: only an
-    // order, never a delivery). setSocketPriority() marks on the calling thread's dispatcher if it is an
-    // EpollEventDispatcher, and does nothing otherwise (Qt's dispatchers, other platforms, and with
-    // SWITCHYARD_SOCKET_PRIORITY=off in the environment).
+    // order, never a delivery, and a place in the recheck below). setSocketPriority() marks on the calling
+    // thread's dispatcher if it is an EpollEventDispatcher, and does nothing otherwise (Qt's dispatchers, other
+    // platforms, and with SWITCHYARD_SOCKET_PRIORITY=off in the environment).
     static void setSocketPriority(qintptr fd, bool priority);
     // The same on this dispatcher (its thread only), for a descriptor it has had a notifier for.
     void setPriority(int fd, bool priority);
     bool priority(int fd) const;
-    // A pass that has run for SWITCHYARD_PRIORITY_RECHECK_US (default 100 us) looks, between two of its sockets,
-    // for marked sockets that became ready since it began (one epoll_wait without blocking on a second epoll
-    // set that holds only the marked sockets), handles them at once and looks again after as long again; each
-    // socket is handled at most once per pass. Counts for /api/status (this dispatcher's thread only): marked
-    // sockets watched now, the looks, and the sockets they handled ahead of the rest of their pass.
+    // A pass that has run for SWITCHYARD_PRIORITY_RECHECK_US (default 100 us; 0: never) looks, between two of its
+    // sockets, for marked sockets that became readable since it began (one epoll_wait without blocking on a
+    // second epoll set that holds the marked sockets that are watched for reading), handles them at once and
+    // looks again after as long again; each socket is handled at most once per pass. Counts for /api/status
+    // (this dispatcher's thread only): marked sockets that are watched now, those of them in the second set,
+    // the looks, and the sockets they handled ahead of the rest of their pass.
     struct PriorityCounts
     {
-        quint64 watched = 0;
+        quint64 marked = 0;
+        quint64 rechecked = 0;
         quint64 rechecks = 0;
         quint64 handledEarly = 0;
     };

@@ -86,6 +86,7 @@ void EpollEventDispatcher::State::control(int fd, Socket &s)
         return;
     const bool add = s.generation == 0;
     if (add) {
+        s.handledPass = 0; // a new registration: not the socket a pass may have handled under this number
         s.generation = nextGeneration++;
         if (nextGeneration == kGlibGeneration)
             nextGeneration = 1;
@@ -98,7 +99,8 @@ void EpollEventDispatcher::State::control(int fd, Socket &s)
     if (rc < 0 && add && errno == EEXIST) {
         rc = epoll_ctl(epollFd, EPOLL_CTL_MOD, fd, &ev);
     } else if (rc < 0 && !add && errno == ENOENT) {
-        // The descriptor was closed and its number reused: the kernel dropped the old one from both sets.
+        // The descriptor was closed and its number reused: the kernel dropped the old one from the set (and from
+        // the second one, syncPriority() finds out by the same fallback).
         rc = epoll_ctl(epollFd, EPOLL_CTL_ADD, fd, &ev);
         if (s.priorityMask != 0) {
             --prioritized;
@@ -121,8 +123,11 @@ void EpollEventDispatcher::State::syncPriority(int fd, Socket &s)
 {
     if (priorityEpollFd < 0)
         return;
-    const bool in = s.priority && s.generation != 0 && s.kernelMask != 0;
-    const quint32 want = in ? s.kernelMask : 0u;
+    // Read readiness only: a first byte waits for what arrives (a request, an upstream's head or first event).
+    // A marked socket's write readiness (a client's output that the kernel took only in part) waits for the
+    // next pass, as before; mirrored, it would be found by every recheck while the client reads slowly.
+    const quint32 want = s.priority && s.generation != 0 ? (s.kernelMask & quint32(EPOLLIN)) : 0u;
+    const bool in = want != 0;
     const quint64 key = in ? eventKey(fd, s.generation) : 0u;
     if (want == s.priorityMask && key == s.priorityKey)
         return;
@@ -171,12 +176,12 @@ bool EpollEventDispatcher::State::takeForPass(int fd, quint32 generation, quint6
     return true;
 }
 
-int EpollEventDispatcher::State::recheckPriority(quint64 pass, const std::function<void(int)> &afterEach)
+void EpollEventDispatcher::State::recheckPriority(quint64 pass, const std::function<void(int)> &afterEach)
 {
+    Q_ASSERT(prioritized >= 0);
     ++rechecks;
     epoll_event ready[64];
     const int m = epoll_wait(priorityEpollFd, ready, 64, 0);
-    int activated = 0;
     for (int i = 0; i < m; ++i) {
         const int fd = int(quint32(ready[i].data.u64));
         const quint32 generation = quint32(ready[i].data.u64 >> 32);
@@ -185,10 +190,8 @@ int EpollEventDispatcher::State::recheckPriority(quint64 pass, const std::functi
         if (!takeForPass(fd, generation, pass))
             continue; // handled in this pass already: the next wait reports it again if it is still ready
         ++handledEarly;
-        ++activated;
         afterEach(activateSocket(fd, generation, ready[i].events));
     }
-    return activated;
 }
 
 void EpollEventDispatcher::State::applyChanges()

@@ -50,7 +50,7 @@ struct EpollEventDispatcher::State
 {
     int epollFd = -1;
     int wakeFd = -1;
-    // The marked sockets (setPriority()) again, with the same interest and user data: polled without blocking
+    // The marked sockets (setPriority()) again, for reading only, with the same user data: polled without blocking
     // between two sockets of a long pass, so that a marked socket that became ready meanwhile need not wait for
     // the rest of the pass (recheckPriority()).
     int priorityEpollFd = -1;
@@ -74,7 +74,7 @@ struct EpollEventDispatcher::State
         quint32 generation = 0; // 0 while the descriptor is not in the epoll set
         bool dirty = false;     // the wanted events changed; applied before the next wait
         bool priority = false;  // setPriority(): handled first in a pass
-        quint32 priorityMask = 0; // the events priorityEpollFd watches for it (0: not in that set)
+        quint32 priorityMask = 0; // the events priorityEpollFd watches for it (EPOLLIN, or 0: not in that set)
         quint64 priorityKey = 0;  // and the user data it has there
         quint64 handledPass = 0;  // the pass that last handled it: handled once per pass at most
     };
@@ -127,9 +127,9 @@ struct EpollEventDispatcher::State
     // Whether a pass (number pass) may hand this event to its socket now: not a socket it handled already.
     // Takes the socket for the pass.
     bool takeForPass(int fd, quint32 generation, quint64 pass);
-    // Polls priorityEpollFd without blocking and hands what it finds ready, and not yet handled in this pass,
-    // to afterEach(its activity) after activating it. Returns the sockets activated.
-    int recheckPriority(quint64 pass, const std::function<void(int)> &afterEach);
+    // Polls priorityEpollFd without blocking, activates what it finds ready and not yet handled in this pass,
+    // and calls afterEach(the notifiers it activated) after each.
+    void recheckPriority(quint64 pass, const std::function<void(int)> &afterEach);
     // While a BusyPollHold of this thread wants it: polls without blocking, yielding the CPU between polls,
     // until something is ready or the hold's window (or *timeoutMs, a due timer) ends. Returns the events
     // found (0 when none: *timeoutMs is then what is left of the wait).

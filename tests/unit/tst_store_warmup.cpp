@@ -56,6 +56,9 @@ private slots:
         // Long enough that a job submitted 5 ms after the warm-up still finds the store thread awake (the limit is
         // read once per process).
         qputenv("SWITCHYARD_STORE_WARM_SPIN_US", "100000");
+        // No waiting awake after other jobs (SWITCHYARD_STORE_SPIN_US) unless a test asks for it: the warm-up cases
+        // below need a thread that sleeps after their settle().
+        qputenv("SWITCHYARD_STORE_SPIN_US", "0");
     }
 
     void aWarmUpRunsOnAnIdleStoreThread()
@@ -198,6 +201,43 @@ private slots:
         // Jobs without a warm-up ahead of them never make the thread wait awake.
         settle(worker);
         QCOMPARE(worker.warmSpins(), quint64(1));
+    }
+
+    // After any job the store thread waits awake for the next one (SWITCHYARD_STORE_SPIN_US): the next claim of a
+    // burst is found by that wait, not by a drain posted to (and waking) the thread; and a warm-up asked for
+    // meanwhile is refused (the thread is awake already). Past the wait the thread sleeps, and a job still runs.
+    void aJobSoonAfterAnotherFindsTheThreadAwake()
+    {
+        StoreWorker worker;
+        worker.setJobSpinUs(100'000);
+        QString error;
+        QVERIFY2(worker.start(pathFor("job-spin"), &error), qPrintable(error));
+        settle(worker);
+        QElapsedTimer timer;
+        timer.start();
+        while (worker.jobSpins() == 0 && timer.elapsed() < 5000)
+            QThread::yieldCurrentThread();
+        QVERIFY(worker.jobSpins() >= 1);
+        const quint64 hitsBefore = worker.jobSpinHits();
+        std::atomic<int> warmRuns{0};
+        worker.warmUp([&](Database &, QString *) { return ++warmRuns > 0; });
+        std::atomic<int> ran{0};
+        worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
+        QTRY_COMPARE(ran.load(), 1);
+        QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
+        QCOMPARE(warmRuns.load(), 0);
+        QCOMPARE(worker.warmUps(), quint64(0));
+
+        // Switched off, the thread sleeps after a job: no wait, and the next job is run by a posted drain.
+        worker.setJobSpinUs(0);
+        QTest::qWait(150); // past the wait that the last job began
+        const quint64 spins = worker.jobSpins();
+        std::atomic<int> later{0};
+        worker.submit([&](Database &, QString *) { return ++later > 0; }, nullptr, nullptr);
+        QTRY_COMPARE(later.load(), 1);
+        settle(worker);
+        QCOMPARE(worker.jobSpins(), spins);
+        QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
     }
 
     void noWarmUpAfterStop()
