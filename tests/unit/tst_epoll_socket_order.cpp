@@ -127,8 +127,9 @@ void TestEpollSocketOrder::aMarkedSocketReadyDuringALongPassGoesBeforeItsRest()
     // Socket pairs: "first" (marked) is ready when the pass begins, with u0, u1, u2 (unmarked); u0's handler
     // makes "late" (marked) ready and "first" ready again, marks u2, then works for 2 ms. Every activation is
     // logged, whether or not it finds a byte to read.
-    if (qEnvironmentVariableIntValue("SWITCHYARD_PRIORITY_RECHECK_US") == 0 &&
-        qEnvironmentVariableIsSet("SWITCHYARD_PRIORITY_RECHECK_US"))
+    // The same reading as the dispatcher's: only a number, and 0, turns the recheck off.
+    bool set = false;
+    if (qEnvironmentVariableIntValue("SWITCHYARD_PRIORITY_RECHECK_US", &set) == 0 && set)
         QSKIP("SWITCHYARD_PRIORITY_RECHECK_US=0 turns the recheck off");
     const QStringList names{QStringLiteral("first"), QStringLiteral("u0"), QStringLiteral("u1"), QStringLiteral("u2"),
                             QStringLiteral("late")};
