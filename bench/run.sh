@@ -296,6 +296,9 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
         R[$scen.$target.cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $CLK_TCK / $total" 0)
         # Every thread's context switches (each one a sleep and a wake-up, or a preemption) per request.
         R[$scen.$target.ctx_per_req]=$(calc "($x1 - $x0) / $total" 1)
+        if num "${R[$scen.$target.stage_busy_store_awake_wait_us]:-}"; then
+            R[$scen.$target.store_awake_us_per_req]=$(calc "${R[$scen.$target.stage_busy_store_awake_wait_us]} / $total" 0)
+        fi
     fi
     log "$scen $target: ${out:-no result (see $WORK/load.err)}"
 }
@@ -320,6 +323,8 @@ each_target() { # SCENARIO KIND CONCURRENCY [extra sy-bench-load args]
     for t in direct nginx switchyard; do
         for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms ttlb_p99_ms rps cpu_us_per_req ctx_per_req proxy_thread_busy_pct \
                    store_thread_busy_pct added_ttfb_p50_ms added_ttfb_p99_ms added_ttlb_p50_ms \
+                   store_awake_us_per_req stage_busy_store_waits_after_job stage_busy_store_jobs_found_awake_after_job \
+                   stage_busy_store_no_wait_after_job \
                    $(for st in $STAGES; do echo "stage_${st}_p50_us stage_${st}_p99_us stage_${st}_count"; done); do
             vals=(); for r in $(seq 1 "$ROUNDS"); do vals+=("$(v "$scen@$r.$t.$key")"); done
             R[$scen.$t.$key]=$(median "${vals[@]}")
@@ -470,6 +475,10 @@ metric_rows() { # SCENARIO LABEL
         "$(ratio "$(v "$s.switchyard.ctx_per_req")" "$(v "$s.nginx.ctx_per_req")")"
     row "$2 proxy thread busy %" "" "" "$(v "$s.switchyard.proxy_thread_busy_pct")" "" "" ""
     row "$2 store thread busy %" "" "" "$(v "$s.switchyard.store_thread_busy_pct")" "" "" ""
+    # The store thread's waits awake after a unit of work (StoreWorker.h): how many, how many a job ended, after
+    # how many units it slept at once, and their time per request (CPU time, whether a job came or not).
+    printf '%-34s %s\n' "$2 sy store waits/found/none, us/req" \
+        "$(v "$s.switchyard.stage_busy_store_waits_after_job") / $(v "$s.switchyard.stage_busy_store_jobs_found_awake_after_job") / $(v "$s.switchyard.stage_busy_store_no_wait_after_job"), $(v "$s.switchyard.store_awake_us_per_req")"
     # Switchyard's own stage times (us, its /api/status): where its added time before the first byte goes.
     local st
     for st in $STAGES; do

@@ -11,7 +11,7 @@ namespace sy::bench {
 
 namespace {
 
-bool readStages(const QString &file, QJsonObject *stages, QString *error)
+bool readStages(const QString &file, QJsonObject *stages, QJsonObject *busyPoll, QString *error)
 {
     QFile f(file);
     if (!f.open(QIODevice::ReadOnly)) {
@@ -20,6 +20,7 @@ bool readStages(const QString &file, QJsonObject *stages, QString *error)
     }
     const QJsonObject status = QJsonDocument::fromJson(f.readAll()).object();
     *stages = status.value(QLatin1String("turn_stages")).toObject().value(QLatin1String("stages")).toObject();
+    *busyPoll = status.value(QLatin1String("busy_poll")).toObject();
     if (stages->isEmpty()) {
         *error = QStringLiteral("%1: no turn_stages in it").arg(file);
         return false;
@@ -31,9 +32,17 @@ bool readStages(const QString &file, QJsonObject *stages, QString *error)
 
 bool printStageDelta(const QString &beforeFile, const QString &afterFile, QString *error)
 {
-    QJsonObject before, after;
-    if (!readStages(beforeFile, &before, error) || !readStages(afterFile, &after, error))
+    QJsonObject before, after, busyBefore, busyAfter;
+    if (!readStages(beforeFile, &before, &busyBefore, error) || !readStages(afterFile, &after, &busyAfter, error))
         return false;
+    // The store thread's waits (counters, so the run's share is their difference): busy_<name>=delta.
+    for (const char *key : {"store_waits_after_job", "store_jobs_found_awake_after_job", "store_no_wait_after_job",
+                            "store_awake_wait_us", "store_waits_after_warm_up", "store_jobs_found_awake"}) {
+        const QLatin1String k(key);
+        if (busyAfter.contains(k))
+            std::printf("busy_%s=%lld\n", key,
+                        static_cast<long long>(busyAfter.value(k).toInteger() - busyBefore.value(k).toInteger()));
+    }
     for (auto it = after.begin(); it != after.end(); ++it) {
         LatencyHistogram a, b;
         if (!LatencyHistogram::fromBucketsJson(it.value().toObject().value(QLatin1String("buckets")).toArray(), &a) ||

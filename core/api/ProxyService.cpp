@@ -518,7 +518,9 @@ QJsonObject busyPollJson(const StoreWorker &store)
             {QStringLiteral("store_waits_after_warm_up"), qint64(store.warmSpins())},
             {QStringLiteral("store_jobs_found_awake"), qint64(store.warmSpinHits())},
             {QStringLiteral("store_waits_after_job"), qint64(store.jobSpins())},
-            {QStringLiteral("store_jobs_found_awake_after_job"), qint64(store.jobSpinHits())}};
+            {QStringLiteral("store_jobs_found_awake_after_job"), qint64(store.jobSpinHits())},
+            {QStringLiteral("store_no_wait_after_job"), qint64(store.jobSpinsSkipped())},
+            {QStringLiteral("store_awake_wait_us"), qint64(store.awakeWaitUs())}};
 }
 
 // This thread's socket order (EpollEventDispatcher::setSocketPriority): the marked sockets it watches now (and

@@ -136,6 +136,7 @@ void StoreThreadContext::push(StoreQueuedJob job)
 
 bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)
 {
+    m_announcedUs.store(SystemClock::instance().monotonicUs()); // a claim follows, warm-up or not
     if (!m_warmable.load())
         return false;
     QMutexLocker lock(&m_queueMutex);
@@ -197,32 +198,50 @@ int StoreThreadContext::defaultJobSpinUs()
     return us;
 }
 
+bool StoreThreadContext::spinAfterEveryUnit()
+{
+    static const bool every = qEnvironmentVariable("SWITCHYARD_STORE_SPIN_AFTER") == QLatin1String("every");
+    return every;
+}
+
+bool StoreThreadContext::nextJobLikely(qint64 nowUs) const
+{
+    return spinAfterEveryUnit() || m_lastUnitFollowUpLikely || nowUs - m_announcedUs.load() < m_jobSpinUs.load();
+}
+
 // A thread that went back to sleep would need waking for the next job: 60-100 us on an idle machine of this
 // class, 200-400 us when its two vCPUs are busy (bench/README.md, "busy polling", "the store thread stays
 // awake"). So after a unit it waits awake, yielding its CPU to anything else that wants it, for the next one:
-// after a warm-up for the claim it announced (submitted 50-100 us after the turn's head), after any other unit
-// for the next turn's claim or settlement of a burst. m_drainPosted stays set meanwhile, so push() posts no
-// drain event: the job is found here.
+// after a warm-up for the claim it announced (submitted 50-100 us after the turn's head); after a settlement
+// for the claim of its client's next turn; after any other unit only while a claim announced lately may still
+// come. A wait that ends empty costs its whole length in CPU time: after every unit, as in session 25, that was
+// 10-20 % more CPU per request (bench/README.md). m_drainPosted stays set meanwhile, so push() posts no drain
+// event: the job is found here.
 bool StoreThreadContext::awaitNextJob(QMutexLocker<QMutex> &lock, bool afterWarmUp)
 {
     const int spinUs = afterWarmUp ? warmSpinUs() : m_jobSpinUs.load();
     if (spinUs <= 0)
         return false;
-    const qint64 untilUs = SystemClock::instance().monotonicUs() + spinUs;
+    const qint64 startUs = SystemClock::instance().monotonicUs();
+    if (!afterWarmUp && !nextJobLikely(startUs)) {
+        m_owner->m_jobSpinsSkipped.fetch_add(1);
+        return false;
+    }
+    const qint64 untilUs = startUs + spinUs;
     (afterWarmUp ? m_owner->m_warmSpins : m_owner->m_jobSpins).fetch_add(1);
     m_awaitingAfterUnit = true;
     for (;;) {
         lock.unlock();
         QThread::yieldCurrentThread();
         lock.relock();
-        if (!m_queue.empty() || !m_urgent.empty()) {
-            (afterWarmUp ? m_owner->m_warmSpinHits : m_owner->m_jobSpinHits).fetch_add(1);
+        const qint64 nowUs = SystemClock::instance().monotonicUs();
+        const bool found = !m_queue.empty() || !m_urgent.empty();
+        if (found || nowUs >= untilUs) {
+            if (found)
+                (afterWarmUp ? m_owner->m_warmSpinHits : m_owner->m_jobSpinHits).fetch_add(1);
+            m_owner->m_awakeWaitUs.fetch_add(quint64(nowUs - startUs));
             m_awaitingAfterUnit = false;
-            return true;
-        }
-        if (SystemClock::instance().monotonicUs() >= untilUs) {
-            m_awaitingAfterUnit = false;
-            return false;
+            return found;
         }
     }
 }
@@ -238,6 +257,7 @@ bool StoreThreadContext::runNextUnit()
         if (queue.empty())
             return false;
         m_lastUnitWarmedUp = false;
+        m_lastUnitFollowUpLikely = false;
         if (queue.front().warmUpAfter && *queue.front().warmUpAfter != m_unitsStarted) {
             queue.pop_front(); // a warm-up that another unit overtook has nothing left to warm
             return true;
@@ -250,6 +270,7 @@ bool StoreThreadContext::runNextUnit()
         while (!queue.empty() && queue.front().write == write && unit.size() < limit) {
             if (queue.front().urgent)
                 --m_urgentWaiting;
+            m_lastUnitFollowUpLikely = m_lastUnitFollowUpLikely || queue.front().followUpLikely;
             unit.push_back(std::move(queue.front()));
             queue.pop_front();
         }

@@ -30,6 +30,9 @@ struct StoreQueuedJob
     bool urgent = false; // submitUrgent(): runs before the queued jobs that are not
     // StoreWorker::warmUp(): run only if no other unit started since it was queued (units before it).
     std::optional<quint64> warmUpAfter;
+    // submitRetained() (a settled turn's row): its client's next turn, and that turn's claim, often follow at
+    // once, so the store thread waits awake after the unit that ran it.
+    bool followUpLikely = false;
 };
 
 // Internal to StoreWorker. Lives on the store thread and owns everything that must stay there: the
@@ -51,6 +54,8 @@ public:
     void setJobSpinUs(int us) { m_jobSpinUs.store(qMax(0, us)); }
     // SWITCHYARD_STORE_SPIN_US, read once (default 1000 us; 0: the thread sleeps at once after a unit).
     static int defaultJobSpinUs();
+    // SWITCHYARD_STORE_SPIN_AFTER, read once: "likely" (default; see awaitNextJob()) or "every" unit.
+    static bool spinAfterEveryUnit();
     void push(StoreQueuedJob job);
     // Queues a warm-up read (StoreWorker::warmUp) if the thread is idle on SQLite; false when it was dropped.
     bool pushWarmUp(StoreWorker::Job job);
@@ -67,8 +72,13 @@ private:
     bool runNextUnit();
     // After a unit, with the lock held and nothing queued: waits without sleeping for the next job, up to
     // SWITCHYARD_STORE_WARM_SPIN_US (default 300 us) after a warm-up (for the claim it announced), up to
-    // m_jobSpinUs after any other unit. True when a job arrived (the lock is held again either way).
+    // m_jobSpinUs after any other unit from which a job is likely to follow (nextJobLikely()). True when a job
+    // arrived (the lock is held again either way).
     bool awaitNextJob(QMutexLocker<QMutex> &lock, bool afterWarmUp);
+    // After a unit that was not a warm-up: whether a job is likely to arrive within m_jobSpinUs, that is, the unit
+    // ran a settlement (StoreQueuedJob::followUpLikely), or a claim was announced (StoreWorker::warmUp, whether it
+    // ran or not) within the last m_jobSpinUs. Always true with SWITCHYARD_STORE_SPIN_AFTER=every.
+    bool nextJobLikely(qint64 nowUs) const;
     bool runJob(const StoreQueuedJob &job, QString *error);
     void runAlone(const StoreQueuedJob &job);
     void runGroup(std::vector<StoreQueuedJob> &group);
@@ -103,6 +113,8 @@ private:
     quint64 m_unitsStarted = 0;          // under m_queueMutex
     std::atomic<bool> m_inUnit{false};   // a unit runs (set under m_queueMutex; cleared before its callbacks)
     bool m_lastUnitWarmedUp = false;     // store thread: the unit runNextUnit() ran last was a warm-up
+    bool m_lastUnitFollowUpLikely = false; // store thread: ... had a job with followUpLikely
+    std::atomic<qint64> m_announcedUs{0};  // SystemClock::monotonicUs of the latest warm-up request (any thread)
     bool m_awaitingAfterUnit = false;    // under m_queueMutex: awaitNextJob() waits (warm-ups refused)
     std::atomic<int> m_jobSpinUs{defaultJobSpinUs()};
     std::atomic<bool> m_warmable{false}; // SQLite: StoreWorker::warmUp() has something to gain

@@ -148,6 +148,7 @@ void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, co
     }
     StoreQueuedJob queued{std::move(job), write, m_contexts.watch(context), context == nullptr, std::move(onDone)};
     queued.retainLabel = retainLabel;
+    queued.followUpLikely = !retainLabel.isEmpty();
     queued.urgent = urgent;
     m_context->push(std::move(queued));
 }
@@ -163,6 +164,7 @@ void StoreWorker::retain(StoreQueuedJob job)
     job.context = nullptr;
     job.onStoreThread = true;
     job.onDone = {}; // the caller heard of the failure already; a retry only writes
+    job.followUpLikely = false; // no client waits to send its next turn after a retry
     if (m_writable.load()) {
         m_context->push(std::move(job));
         return;

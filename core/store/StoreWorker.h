@@ -80,12 +80,18 @@ public:
     // of those the waits that the job ended before the limit (the claim found the thread awake).
     quint64 warmSpins() const { return m_warmSpins.load(); }
     quint64 warmSpinHits() const { return m_warmSpinHits.load(); }
-    // After any other unit of work the store thread likewise waits awake for the next job, up to
-    // SWITCHYARD_STORE_SPIN_US (default 1000 us; 0: it sleeps at once), so that the next claim or settlement of a
-    // burst does not wait for the thread to be woken and scheduled. These waits, and of those the ones a job
-    // ended. setJobSpinUs() overrides the environment (tests; before or after start()).
+    // After a unit of work from which another job is likely to follow (one with a submitRetained() job, whose
+    // client's next claim often comes at once, or any unit while a warmUp() of the last SWITCHYARD_STORE_SPIN_US
+    // may still bring its claim) the store thread likewise waits awake for the next job, up to
+    // SWITCHYARD_STORE_SPIN_US (default 1000 us; 0: it sleeps at once), so that the next claim does not wait for
+    // the thread to be woken and scheduled. These waits, and of those the ones a job ended; the units after
+    // which it slept at once because no job was likely; the time spent waiting awake after units (all kinds,
+    // warm-ups too), in us. SWITCHYARD_STORE_SPIN_AFTER=every waits after every unit (A/B runs).
+    // setJobSpinUs() overrides the environment (tests; before or after start()).
     quint64 jobSpins() const { return m_jobSpins.load(); }
     quint64 jobSpinHits() const { return m_jobSpinHits.load(); }
+    quint64 jobSpinsSkipped() const { return m_jobSpinsSkipped.load(); }
+    quint64 awakeWaitUs() const { return m_awakeWaitUs.load(); }
     void setJobSpinUs(int us);
     // submit() for a write that must outlive a store outage (a settled turn's request-log row and settlement).
     // When its transaction fails because the store stopped taking writes, onDone still runs at once (ok
@@ -154,6 +160,8 @@ private:
     std::atomic<quint64> m_warmSpinHits{0};
     std::atomic<quint64> m_jobSpins{0};
     std::atomic<quint64> m_jobSpinHits{0};
+    std::atomic<quint64> m_jobSpinsSkipped{0};
+    std::atomic<quint64> m_awakeWaitUs{0};
     WalCheckpointStats m_walStats;
     // Where onDone callbacks go: to their context's thread unless it is destroyed (also during a shutdown).
     GuardedContexts m_contexts;

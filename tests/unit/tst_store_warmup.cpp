@@ -12,6 +12,7 @@
 #include <QTest>
 #include <QThread>
 #include <atomic>
+#include <functional>
 
 using namespace sy;
 using sy::test::blockStoreThread;
@@ -206,38 +207,85 @@ private slots:
     // After any job the store thread waits awake for the next one (SWITCHYARD_STORE_SPIN_US): the next claim of a
     // burst is found by that wait, not by a drain posted to (and waking) the thread; and a warm-up asked for
     // meanwhile is refused (the thread is awake already). Past the wait the thread sleeps, and a job still runs.
-    void aJobSoonAfterAnotherFindsTheThreadAwake()
+    // Spins until `counter` exceeds `before` (a tight loop: a 50 ms step of QTRY could miss a 100 ms wait).
+    static bool waitAbove(const std::function<quint64()> &counter, quint64 before)
+    {
+        QElapsedTimer timer;
+        timer.start();
+        while (counter() <= before && timer.elapsed() < 5000)
+            QThread::yieldCurrentThread();
+        return counter() > before;
+    }
+
+    void aJobSoonAfterASettlementFindsTheThreadAwake()
     {
         StoreWorker worker;
         worker.setJobSpinUs(100'000);
         QString error;
         QVERIFY2(worker.start(pathFor("job-spin"), &error), qPrintable(error));
         settle(worker);
-        QElapsedTimer timer;
-        timer.start();
-        while (worker.jobSpins() == 0 && timer.elapsed() < 5000)
-            QThread::yieldCurrentThread();
-        QVERIFY(worker.jobSpins() >= 1);
+        QTest::qWait(150); // past any wait of the start's units
+
+        // A plain write, no claim announced: no job is likely to follow, so the thread sleeps at once.
+        const quint64 spins = worker.jobSpins();
+        const quint64 none = worker.jobSpinsSkipped();
+        std::atomic<int> ran{0};
+        worker.submit([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
+        QTRY_COMPARE(ran.load(), 1);
+        QVERIFY(waitAbove([&] { return worker.jobSpinsSkipped(); }, none));
+        QCOMPARE(worker.jobSpins(), spins);
+
+        // A settlement (a retained write): its client's next claim often follows, so the thread waits awake.
+        worker.submitRetained([&](Database &, QString *) { return ++ran > 0; }, QStringLiteral("row"), nullptr,
+                              nullptr);
+        QVERIFY(waitAbove([&] { return worker.jobSpins(); }, spins));
         const quint64 hitsBefore = worker.jobSpinHits();
         std::atomic<int> warmRuns{0};
-        worker.warmUp([&](Database &, QString *) { return ++warmRuns > 0; });
-        std::atomic<int> ran{0};
+        worker.warmUp([&](Database &, QString *) { return ++warmRuns > 0; }); // refused while it waits awake
         worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
-        QTRY_COMPARE(ran.load(), 1);
+        QTRY_COMPARE(ran.load(), 3);
         QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
         QCOMPARE(warmRuns.load(), 0);
         QCOMPARE(worker.warmUps(), quint64(0));
+        QVERIFY(worker.awakeWaitUs() > 0);
 
         // Switched off, the thread sleeps after a job: no wait, and the next job is run by a posted drain.
         worker.setJobSpinUs(0);
-        QTest::qWait(150); // past the wait that the last job began
-        const quint64 spins = worker.jobSpins();
-        std::atomic<int> later{0};
-        worker.submit([&](Database &, QString *) { return ++later > 0; }, nullptr, nullptr);
-        QTRY_COMPARE(later.load(), 1);
+        QTest::qWait(150); // past the wait that the last job began (the warm-up above announced a claim)
+        const quint64 spinsOff = worker.jobSpins();
+        worker.submitRetained([&](Database &, QString *) { return ++ran > 0; }, QStringLiteral("row"), nullptr,
+                              nullptr);
+        worker.submit([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
+        QTRY_COMPARE(ran.load(), 5);
         settle(worker);
-        QCOMPARE(worker.jobSpins(), spins);
+        QCOMPARE(worker.jobSpins(), spinsOff);
         QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
+    }
+
+    void aClaimAnnouncedDuringAUnitKeepsTheThreadAwakeAfterIt()
+    {
+        StoreWorker worker;
+        worker.setJobSpinUs(100'000);
+        QString error;
+        QVERIFY2(worker.start(pathFor("announced"), &error), qPrintable(error));
+        settle(worker);
+        QTest::qWait(150);
+
+        // The thread is busy, so the announcement's warm-up is dropped; the announcement itself still counts.
+        QSemaphore gate, entered;
+        blockStoreThread(worker, gate, entered);
+        const quint64 spins = worker.jobSpins();
+        const quint64 none = worker.jobSpinsSkipped();
+        worker.warmUp([](Database &, QString *) { return true; });
+        gate.release();
+        QVERIFY(waitAbove([&] { return worker.jobSpins(); }, spins));
+        QCOMPARE(worker.jobSpinsSkipped(), none);
+        const quint64 hitsBefore = worker.jobSpinHits();
+        std::atomic<int> ran{0};
+        worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr); // the claim
+        QTRY_COMPARE(ran.load(), 1);
+        QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
+        QCOMPARE(worker.warmUps(), quint64(0));
     }
 
     void noWarmUpAfterStop()
