@@ -301,17 +301,34 @@ void AccountPool::claim(SlotLedger::ClaimRequest request, std::function<void(con
 {
     if (!request.previousResponseId.isEmpty())
         request.unwrittenAnchor = unwrittenAnchor(request.previousResponseId);
-    m_ledger->claim(request, [this, id = request.accountId, done](const ClaimOutcome &outcome) {
+    m_ledger->claim(request, [this, id = request.accountId, done](const ClaimOutcome &answer) {
+        ClaimOutcome outcome = answer;
         if (outcome.kind == ClaimOutcome::Kind::Claimed) {
             const int i = m_index.value(id, -1);
-            if (i >= 0)
-                m_accounts[i].record.lastSelectedMs = m_clock.nowMs(); // stored by the claim's transaction
+            if (i >= 0) {
+                std::optional<qint64> &selected = m_accounts[i].record.lastSelectedMs;
+                outcome.previousSelectedMs = selected;
+                selected = outcome.selectedAtMs.value_or(m_clock.nowMs()); // stored by the claim's transaction
+            }
         } else if (outcome.kind == ClaimOutcome::Kind::Ineligible) {
             // The durable row disagrees with this replica's snapshot: fetch the truth before routing again.
             reloadNow();
         }
         done(outcome);
     });
+}
+
+void AccountPool::giveUpClaim(const QString &requestId, const QString &accountId, const ClaimOutcome &outcome,
+                              std::function<void()> released)
+{
+    std::optional<SelectionUndo> undo;
+    if (outcome.selectedAtMs) {
+        undo = SelectionUndo{accountId, outcome.previousSelectedMs, *outcome.selectedAtMs};
+        const int i = m_index.value(accountId, -1);
+        if (i >= 0 && m_accounts[i].record.lastSelectedMs == outcome.selectedAtMs)
+            m_accounts[i].record.lastSelectedMs = outcome.previousSelectedMs;
+    }
+    m_ledger->releaseForFailover(requestId, std::move(released), undo);
 }
 
 const AccountPool::Account *AccountPool::account(const QString &accountId) const

@@ -79,6 +79,11 @@ public:
     // snapshot reload at once. A continuation of a stream still running here carries that stream's unwritten
     // anchor, which the claim writes before it checks the anchor's account.
     void claim(SlotLedger::ClaimRequest request, std::function<void(const ClaimOutcome &)> done);
+    // A won claim given up before it was used (Turn::rerouteAfterEarlyClaim): its slot goes back as in a
+    // failover, and the account's selection time, in this snapshot and durably, to what it was before the claim
+    // (unless a later claim has changed it since), so that the strategies do not count a turn it never served.
+    void giveUpClaim(const QString &requestId, const QString &accountId, const ClaimOutcome &outcome,
+                     std::function<void()> released);
     int slotTotal(const QString &accountId) const;
     SlotLedger *ledger() const { return m_ledger; }
 

@@ -92,7 +92,7 @@ void Turn::rerouteAfterEarlyClaim(const QString &accountId, const ClaimOutcome &
         // Routed again only once the release is answered: the owner may be this very account, whose slot the
         // snapshot shows held until then (the turn would wait at the gate for its own slot).
         QPointer<Turn> self(this);
-        m_s.pool->ledger()->releaseForFailover(m_requestId, [self] {
+        m_s.pool->giveUpClaim(m_requestId, accountId, outcome, [self] {
             if (self && !self->m_settled)
                 self->resolveContinuation();
         });

@@ -75,6 +75,19 @@ struct ClaimOutcome
     // the claim's latency split into waiting for the store, its statements, and the commit plus the way back.
     qint64 storeStartUs = 0;
     qint64 storeEndUs = 0;
+    // Claimed: the selection time the claim's transaction stored (accounts.last_selected_ms), and the one the
+    // account had before in this replica's snapshot (AccountPool): what a given-up claim puts back.
+    std::optional<qint64> selectedAtMs;
+    std::optional<qint64> previousSelectedMs;
+};
+
+// A claim given up before anything was sent (a continuation found by the body's scan): the account's selection
+// time goes back to what it was, unless a later claim has stored another one since.
+struct SelectionUndo
+{
+    QString accountId;
+    std::optional<qint64> previousMs;
+    qint64 storedMs = 0;
 };
 
 // How the settlement of a request went, inside the request-log transaction.

@@ -197,8 +197,12 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
             *outcome = OwnerSlotRepository(db).claim(a, error);
             outcome->storeStartUs = startUs;
             // The selection time goes with the claim, in the same transaction (strategies read it).
-            if (outcome->kind == ClaimOutcome::Kind::Claimed && !AccountRepository(db).touchSelected(a.accountId, error))
-                return false;
+            if (outcome->kind == ClaimOutcome::Kind::Claimed) {
+                qint64 stored = 0;
+                if (!AccountRepository(db).touchSelected(a.accountId, error, &stored))
+                    return false;
+                outcome->selectedAtMs = stored;
+            }
             outcome->storeEndUs = clock->monotonicUs();
             // A refused or lost claim still commits its books (conflict counters), never half a claim.
             return outcome->kind != ClaimOutcome::Kind::Error;
@@ -247,14 +251,17 @@ void SlotLedger::expectClaim()
         [accountId](Database &db, QString *error) { return OwnerSlotRepository(db).warmClaim(accountId, error); });
 }
 
-void SlotLedger::releaseForFailover(const QString &requestId, std::function<void()> released)
+void SlotLedger::releaseForFailover(const QString &requestId, std::function<void()> released,
+                                    std::optional<SelectionUndo> undo)
 {
     const HeldSlot held = m_held.take(requestId);
     m_leaseUntilMs.remove(requestId);
     const ReplicaIdentity me = m_identity;
     const qint64 now = m_clock.nowMs();
     m_store->submit(
-        [me, held, now](Database &db, QString *error) {
+        [me, held, now, undo](Database &db, QString *error) {
+            if (undo && !AccountRepository(db).undoSelected(undo->accountId, undo->previousMs, undo->storedMs, error))
+                return false;
             return OwnerSlotRepository(db).releaseForFailover(me, held, now, error);
         },
         this,

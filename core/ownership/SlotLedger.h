@@ -68,7 +68,10 @@ public:
     void claim(const ClaimRequest &request, std::function<void(const ClaimOutcome &)> done);
     // The request moves to another account: its slot goes back, fenced, without a settlement. `released` runs
     // on this thread once the release is answered (and the snapshot shows the slot free, if it was released).
-    void releaseForFailover(const QString &requestId, std::function<void()> released = {});
+    // With `undo`, the same transaction puts the account's selection time back (a claim given up before it was
+    // used: Turn::rerouteAfterEarlyClaim).
+    void releaseForFailover(const QString &requestId, std::function<void()> released = {},
+                            std::optional<SelectionUndo> undo = std::nullopt);
     // The settlement job (in the request-log transaction) reported how it went.
     void settled(const QString &requestId, const SettleOutcome &outcome);
     // The local view of the lease: false once it may have expired (a stalled process must not go on as owner).

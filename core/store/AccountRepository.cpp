@@ -333,14 +333,17 @@ bool AccountRepository::setCooldown(const QString &id, std::optional<qint64> unt
                   {nullable(untilMs), consecutiveFailures}, false, error);
 }
 
-bool AccountRepository::touchSelected(const QString &id, QString *error)
+bool AccountRepository::touchSelected(const QString &id, QString *error, qint64 *storedMs)
 {
     // One statement, without update()'s savepoint: it runs in every claim's transaction, on a turn's way to its
     // first byte, and a failure fails the claim's whole job anyway.
     QSqlQuery q = m_db.query();
     if (!m_db.prepare(q, QStringLiteral("UPDATE accounts SET last_selected_ms = ? WHERE id = ?"), error))
         return false;
-    Database::bindAll(q, {m_clock.nowMs(), id});
+    const qint64 now = m_clock.nowMs();
+    if (storedMs)
+        *storedMs = now;
+    Database::bindAll(q, {now, id});
     if (!m_db.exec(q, error))
         return false;
     if (q.numRowsAffected() != 1) {
@@ -348,6 +351,17 @@ bool AccountRepository::touchSelected(const QString &id, QString *error)
         return false;
     }
     return true;
+}
+
+bool AccountRepository::undoSelected(const QString &id, std::optional<qint64> previousMs, qint64 storedMs,
+                                     QString *error)
+{
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(
+            q, QStringLiteral("UPDATE accounts SET last_selected_ms = ? WHERE id = ? AND last_selected_ms = ?"), error))
+        return false;
+    Database::bindAll(q, {nullable(previousMs), id, storedMs});
+    return m_db.exec(q, error);
 }
 
 bool AccountRepository::setTokenTimes(const QString &id, std::optional<qint64> expiresAtMs,

@@ -61,7 +61,10 @@ public:
     bool setSlotCount(const QString &id, int slotCount, QString *error); // bumps
     // Backoff state after failures (nullopt = no cooldown).
     bool setCooldown(const QString &id, std::optional<qint64> untilMs, int consecutiveFailures, QString *error);
-    bool touchSelected(const QString &id, QString *error);
+    // Stores now as the account's selection time (its value in *storedMs).
+    bool touchSelected(const QString &id, QString *error, qint64 *storedMs = nullptr);
+    // Puts `previousMs` back as the selection time if it is still `storedMs` (no later claim touched it).
+    bool undoSelected(const QString &id, std::optional<qint64> previousMs, qint64 storedMs, QString *error);
     bool setTokenTimes(const QString &id, std::optional<qint64> expiresAtMs, std::optional<qint64> lastRefreshMs,
                        QString *error);
     bool setPlan(const QString &id, const QString &plan, QString *error);

@@ -13,15 +13,16 @@
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
+#include "store/AccountRepository.h"
+#include "store/Database.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSet>
 #include <QTest>
-
-#include <functional>
 #include <QUuid>
+#include <functional>
 #include <memory>
 
 using namespace sy;
@@ -129,6 +130,30 @@ class TestProxyFailoverRouting : public QObject
                 sum += v.toObject().value(QLatin1String("epoch")).toInteger();
         }
         return sum;
+    }
+
+    const FakeAccount *byAlias(const QString &alias) const
+    {
+        for (const FakeAccount &f : m_proxy->accounts()) {
+            if (f.alias == alias)
+                return &f;
+        }
+        return nullptr;
+    }
+
+    // The account's selection time as the strategies see it: this replica's snapshot (/api/status) and the
+    // durable row (what other replicas and the next start read).
+    QPair<QJsonValue, std::optional<qint64>> selectionTime(const QString &alias) const
+    {
+        const FakeAccount *a = byAlias(alias);
+        if (!a)
+            return {};
+        Database db;
+        QString error;
+        std::optional<AccountRecord> row;
+        if (db.open(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"), &error))
+            row = AccountRepository(db).find(a->id, &error);
+        return {live(*a).value(QLatin1String("last_selected_at")), row ? row->lastSelectedMs : std::nullopt};
     }
 
     int heldSlots() const
@@ -335,6 +360,9 @@ private slots:
         QVERIFY(!owner.isEmpty());
         QVERIFY2(owner != sessionAccount, qPrintable(owner));
         const qint64 sessionEpochs = slotEpochs(sessionAccount);
+        const auto selected = selectionTime(sessionAccount);
+        QVERIFY(selected.second.has_value());
+        QVERIFY(!selected.first.isNull());
 
         const SseResult next =
             codexTurnRaw(continuationBody(QStringLiteral("ECHO: continue"), str(elsewhere.json(), "id"), escaped),
@@ -342,6 +370,8 @@ private slots:
         QCOMPARE(servedBy(next), owner);
         QCOMPARE(slotEpochs(sessionAccount), sessionEpochs + earlyClaims);
         QCOMPARE(heldSlots(), 0);
+        // A claim given up unused leaves the session account's selection time as it was (strategies read it).
+        QCOMPARE(selectionTime(sessionAccount), selected);
     }
 
     // The same with the owner being the session's own account and a single slot: the early claim holds that

@@ -200,6 +200,21 @@ private slots:
         QVERIFY(accounts.setCooldown(alice->id, std::nullopt, 0, &error));
         QVERIFY(!accounts.find(alice->id)->cooldownUntilMs);
         QVERIFY(!accounts.touchSelected(QStringLiteral("acc_missing"), &error));
+
+        // A given-up claim's selection time goes back, to NULL too, but never over a later claim's.
+        qint64 stored = 0;
+        QVERIFY2(accounts.touchSelected(bob->id, &error, &stored), qPrintable(error));
+        QCOMPARE(stored, m_clock.nowMs());
+        QVERIFY2(accounts.undoSelected(bob->id, std::nullopt, stored, &error), qPrintable(error));
+        QCOMPARE(accounts.find(bob->id)->lastSelectedMs, std::nullopt);
+        QVERIFY(accounts.touchSelected(bob->id, &error, &stored));
+        m_clock.advance(5);
+        qint64 later = 0;
+        QVERIFY(accounts.touchSelected(bob->id, &error, &later));
+        QVERIFY2(accounts.undoSelected(bob->id, 123, stored, &error), qPrintable(error));
+        QCOMPARE(accounts.find(bob->id)->lastSelectedMs, std::optional<qint64>(later));
+        QVERIFY(accounts.undoSelected(bob->id, 123, later, &error));
+        QCOMPARE(accounts.find(bob->id)->lastSelectedMs, std::optional<qint64>(123));
         QVERIFY(!accounts.setStatus(alice->id, QStringLiteral("sleepy"), QString(), &error));
 
         // Removal cascades to usage, anchors, affinity and the pin; the request log stays.
