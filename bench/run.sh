@@ -296,8 +296,10 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
         R[$scen.$target.cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $CLK_TCK / $total" 0)
         # Every thread's context switches (each one a sleep and a wake-up, or a preemption) per request.
         R[$scen.$target.ctx_per_req]=$(calc "($x1 - $x0) / $total" 1)
-        if num "${R[$scen.$target.stage_busy_store_awake_wait_us]:-}"; then
-            R[$scen.$target.store_awake_us_per_req]=$(calc "${R[$scen.$target.stage_busy_store_awake_wait_us]} / $total" 0)
+        # Counted, like `requests`, from the end of the load's warm-up (`total` includes the warm-up's).
+        local measured=${R[$scen.$target.requests]:-0}
+        if num "${R[$scen.$target.stage_busy_store_awake_wait_us]:-}" && [ "$measured" -gt 0 ]; then
+            R[$scen.$target.store_awake_us_per_req]=$(calc "${R[$scen.$target.stage_busy_store_awake_wait_us]} / $measured" 0)
         fi
     fi
     log "$scen $target: ${out:-no result (see $WORK/load.err)}"

@@ -301,15 +301,11 @@ void AccountPool::claim(SlotLedger::ClaimRequest request, std::function<void(con
 {
     if (!request.previousResponseId.isEmpty())
         request.unwrittenAnchor = unwrittenAnchor(request.previousResponseId);
-    m_ledger->claim(request, [this, id = request.accountId, done](const ClaimOutcome &answer) {
-        ClaimOutcome outcome = answer;
+    m_ledger->claim(request, [this, id = request.accountId, done](const ClaimOutcome &outcome) {
         if (outcome.kind == ClaimOutcome::Kind::Claimed) {
             const int i = m_index.value(id, -1);
-            if (i >= 0) {
-                std::optional<qint64> &selected = m_accounts[i].record.lastSelectedMs;
-                outcome.previousSelectedMs = selected;
-                selected = outcome.selectedAtMs.value_or(m_clock.nowMs()); // stored by the claim's transaction
-            }
+            if (i >= 0) // stored by the claim's transaction
+                m_accounts[i].record.lastSelectedMs = outcome.selectedAtMs.value_or(m_clock.nowMs());
         } else if (outcome.kind == ClaimOutcome::Kind::Ineligible) {
             // The durable row disagrees with this replica's snapshot: fetch the truth before routing again.
             reloadNow();

@@ -101,13 +101,18 @@ QString ProxyService::start()
     // A turn's head arrives 50-100 us before its claim is submitted (the body is read, scanned and routed in
     // between): enough for an idle store thread to wake up and warm its caches for that claim. Not when API keys
     // are required: the key check's own store read comes first and wakes the store thread, and a warm-up
-    // running then would only make it wait.
+    // running then would only make it wait; the claim is only announced, so that the thread waits awake after
+    // that read for it (StoreWorker::announceClaim).
     m_server->setHeadObserver([this](const HttpRequest &head) {
         // Nor when no claim can follow (paused proxy, unwritable store): the store thread would wait for nothing.
-        if (head.method != "POST" || m_draining || m_apiKeysRequired || m_pool->proxyPaused() || !m_store->writable())
+        if (head.method != "POST" || m_draining || m_pool->proxyPaused() || !m_store->writable())
             return;
         const RouteMatch match = matchRoute(head.method, head.path.toUtf8(), {});
-        if (match.methodAllowed && isTurnRoute(match.route))
+        if (!match.methodAllowed || !isTurnRoute(match.route))
+            return;
+        if (m_apiKeysRequired)
+            m_store->announceClaim();
+        else
             m_pool->ledger()->expectClaim();
     });
 

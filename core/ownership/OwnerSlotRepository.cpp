@@ -108,7 +108,8 @@ namespace {
 // The claim's reads, shared with warmClaim() so that a warm-up prepares (and caches) the same statements.
 const QString &accountCheckSql()
 {
-    static const QString sql = QStringLiteral("SELECT status, cooldown_until_ms, version FROM accounts WHERE id = ?");
+    static const QString sql =
+        QStringLiteral("SELECT status, cooldown_until_ms, version, last_selected_ms FROM accounts WHERE id = ?");
     return sql;
 }
 
@@ -162,6 +163,7 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     const QString status = q.value(0).toString();
     const std::optional<qint64> cooldownUntil = optInt64(q.value(1));
     out.durableVersion = q.value(2).toLongLong();
+    out.previousSelectedMs = optInt64(q.value(3)); // what a given-up claim puts back (touchSelected comes later)
     q.finish();
     if (!SY_FAULT("stale-route-acquire")) {
         if (blocksClaims(status)) {

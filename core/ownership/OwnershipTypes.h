@@ -76,7 +76,7 @@ struct ClaimOutcome
     qint64 storeStartUs = 0;
     qint64 storeEndUs = 0;
     // Claimed: the selection time the claim's transaction stored (accounts.last_selected_ms), and the one the
-    // account had before in this replica's snapshot (AccountPool): what a given-up claim puts back.
+    // row had before, read in the same transaction: what a given-up claim puts back.
     std::optional<qint64> selectedAtMs;
     std::optional<qint64> previousSelectedMs;
 };

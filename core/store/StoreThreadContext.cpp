@@ -134,9 +134,14 @@ void StoreThreadContext::push(StoreQueuedJob job)
     postDrain();
 }
 
+void StoreThreadContext::announceClaim()
+{
+    m_announcedUs.store(SystemClock::instance().monotonicUs());
+}
+
 bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)
 {
-    m_announcedUs.store(SystemClock::instance().monotonicUs()); // a claim follows, warm-up or not
+    announceClaim(); // a claim follows, warm-up or not
     if (!m_warmable.load())
         return false;
     QMutexLocker lock(&m_queueMutex);
@@ -206,7 +211,9 @@ bool StoreThreadContext::spinAfterEveryUnit()
 
 bool StoreThreadContext::nextJobLikely(qint64 nowUs) const
 {
-    return spinAfterEveryUnit() || m_lastUnitFollowUpLikely || nowUs - m_announcedUs.load() < m_jobSpinUs.load();
+    const qint64 announced = m_announcedUs.load();
+    return spinAfterEveryUnit() || m_lastUnitFollowUpLikely ||
+           (announced > m_announcementsUsedUs && nowUs - announced < m_jobSpinUs.load());
 }
 
 // A thread that went back to sleep would need waking for the next job: 60-100 us on an idle machine of this
@@ -268,8 +275,12 @@ bool StoreThreadContext::runNextUnit()
         const bool write = queue.front().write;
         const size_t limit = write ? size_t(m_maxGroupJobs.load()) : 1;
         while (!queue.empty() && queue.front().write == write && unit.size() < limit) {
-            if (queue.front().urgent)
+            if (queue.front().urgent) {
                 --m_urgentWaiting;
+                // The claim that earlier announcements promised is here (or another one: either way the
+                // thread has no reason left to wait for them).
+                m_announcementsUsedUs = SystemClock::instance().monotonicUs();
+            }
             m_lastUnitFollowUpLikely = m_lastUnitFollowUpLikely || queue.front().followUpLikely;
             unit.push_back(std::move(queue.front()));
             queue.pop_front();

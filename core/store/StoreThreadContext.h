@@ -9,6 +9,7 @@
 #include <QPointer>
 #include <atomic>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -58,7 +59,10 @@ public:
     static bool spinAfterEveryUnit();
     void push(StoreQueuedJob job);
     // Queues a warm-up read (StoreWorker::warmUp) if the thread is idle on SQLite; false when it was dropped.
+    // Announces a claim either way.
     bool pushWarmUp(StoreWorker::Job job);
+    // A claim will follow shortly (StoreWorker::announceClaim).
+    void announceClaim();
 
 private:
     struct JobResult
@@ -77,7 +81,8 @@ private:
     bool awaitNextJob(QMutexLocker<QMutex> &lock, bool afterWarmUp);
     // After a unit that was not a warm-up: whether a job is likely to arrive within m_jobSpinUs, that is, the unit
     // ran a settlement (StoreQueuedJob::followUpLikely), or a claim was announced (StoreWorker::warmUp, whether it
-    // ran or not) within the last m_jobSpinUs. Always true with SWITCHYARD_STORE_SPIN_AFTER=every.
+    // ran or not, or announceClaim) within the last m_jobSpinUs and no unit with a claim (an urgent job) has
+    // begun since. Always true with SWITCHYARD_STORE_SPIN_AFTER=every.
     bool nextJobLikely(qint64 nowUs) const;
     bool runJob(const StoreQueuedJob &job, QString *error);
     void runAlone(const StoreQueuedJob &job);
@@ -114,7 +119,10 @@ private:
     std::atomic<bool> m_inUnit{false};   // a unit runs (set under m_queueMutex; cleared before its callbacks)
     bool m_lastUnitWarmedUp = false;     // store thread: the unit runNextUnit() ran last was a warm-up
     bool m_lastUnitFollowUpLikely = false; // store thread: ... had a job with followUpLikely
-    std::atomic<qint64> m_announcedUs{0};  // SystemClock::monotonicUs of the latest warm-up request (any thread)
+    // SystemClock::monotonicUs of the latest announced claim (StoreWorker::warmUp, announceClaim; any thread),
+    // and (store thread) when the latest unit with an urgent job (a claim) began: it used up the earlier ones.
+    std::atomic<qint64> m_announcedUs{std::numeric_limits<qint64>::min() / 2};
+    qint64 m_announcementsUsedUs = std::numeric_limits<qint64>::min() / 2;
     bool m_awaitingAfterUnit = false;    // under m_queueMutex: awaitNextJob() waits (warm-ups refused)
     std::atomic<int> m_jobSpinUs{defaultJobSpinUs()};
     std::atomic<bool> m_warmable{false}; // SQLite: StoreWorker::warmUp() has something to gain

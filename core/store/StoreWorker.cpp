@@ -119,6 +119,13 @@ void StoreWorker::submitRead(Job job, QObject *context, Done onDone)
     enqueue(std::move(job), false, context, std::move(onDone));
 }
 
+void StoreWorker::announceClaim()
+{
+    QReadLocker lock(&m_lifecycle);
+    if (m_running)
+        m_context->announceClaim();
+}
+
 void StoreWorker::warmUp(Job job)
 {
     QReadLocker lock(&m_lifecycle);

@@ -74,6 +74,9 @@ public:
     // claims wait on the network instead) and when the store is stopped. A job that arrives while it runs
     // waits for the rest of it. No callback; may be called from any thread.
     void warmUp(Job job);
+    // Only the announcement of warmUp(): a claim follows shortly, so the unit running now (an API key's check)
+    // should be followed by a wait awake (jobSpins()), not by sleep. Any thread.
+    void announceClaim();
     // Warm-up jobs that ran (tests).
     quint64 warmUps() const { return m_warmUps.load(); }
     // Warm-ups after which the store thread waited awake for the next job (SWITCHYARD_STORE_WARM_SPIN_US), and

@@ -151,7 +151,7 @@ class TestProxyFailoverRouting : public QObject
         Database db;
         QString error;
         std::optional<AccountRecord> row;
-        if (db.open(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"), &error))
+        if (db.open(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"), &error, Database::OpenMode::ReadOnly))
             row = AccountRepository(db).find(a->id, &error);
         return {live(*a).value(QLatin1String("last_selected_at")), row ? row->lastSelectedMs : std::nullopt};
     }

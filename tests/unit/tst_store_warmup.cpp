@@ -35,6 +35,16 @@ class tst_StoreWarmUp : public QObject
         QVERIFY2(worker.runBlocking([](Database &, QString *) { return true; }, &error), qPrintable(error));
     }
 
+    // Spins until `counter` exceeds `before` (a tight loop: a 50 ms step of QTRY could miss a 100 ms wait).
+    static bool waitAbove(const std::function<quint64()> &counter, quint64 before)
+    {
+        QElapsedTimer timer;
+        timer.start();
+        while (counter() <= before && timer.elapsed() < 5000)
+            QThread::yieldCurrentThread();
+        return counter() > before;
+    }
+
     // Starts a worker on `name`, runs a warm-up on its idle thread and returns once the thread waits awake after
     // it (a tight loop: a 50 ms step of QTRY could miss the 100 ms wait).
     void startWaitingAwake(StoreWorker &worker, const char *name)
@@ -204,19 +214,9 @@ private slots:
         QCOMPARE(worker.warmSpins(), quint64(1));
     }
 
-    // After any job the store thread waits awake for the next one (SWITCHYARD_STORE_SPIN_US): the next claim of a
-    // burst is found by that wait, not by a drain posted to (and waking) the thread; and a warm-up asked for
-    // meanwhile is refused (the thread is awake already). Past the wait the thread sleeps, and a job still runs.
-    // Spins until `counter` exceeds `before` (a tight loop: a 50 ms step of QTRY could miss a 100 ms wait).
-    static bool waitAbove(const std::function<quint64()> &counter, quint64 before)
-    {
-        QElapsedTimer timer;
-        timer.start();
-        while (counter() <= before && timer.elapsed() < 5000)
-            QThread::yieldCurrentThread();
-        return counter() > before;
-    }
-
+    // After a settlement the store thread waits awake for the next job (SWITCHYARD_STORE_SPIN_US): the next claim
+    // is found by that wait, not by a drain posted to (and waking) the thread; a warm-up asked for meanwhile is
+    // refused (the thread is awake already). After a plain job it sleeps at once. Switched off, it never waits.
     void aJobSoonAfterASettlementFindsTheThreadAwake()
     {
         StoreWorker worker;
@@ -282,10 +282,23 @@ private slots:
         QCOMPARE(worker.jobSpinsSkipped(), none);
         const quint64 hitsBefore = worker.jobSpinHits();
         std::atomic<int> ran{0};
+        const quint64 noneBefore = worker.jobSpinsSkipped();
         worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr); // the claim
         QTRY_COMPARE(ran.load(), 1);
         QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
         QCOMPARE(worker.warmUps(), quint64(0));
+        // The claim used the announcement up: after it the thread sleeps at once, though the announcement is
+        // younger than the wait's limit.
+        QVERIFY(waitAbove([&] { return worker.jobSpinsSkipped(); }, noneBefore));
+        QCOMPARE(worker.jobSpins(), spins + 1);
+
+        // An announcement alone (API keys required: no warm-up) makes the thread wait after the next unit too.
+        worker.announceClaim();
+        worker.submit([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr); // the key check
+        QVERIFY(waitAbove([&] { return worker.jobSpins(); }, spins + 1));
+        worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
+        QTRY_COMPARE(ran.load(), 3);
+        QCOMPARE(worker.jobSpinHits(), hitsBefore + 2);
     }
 
     void noWarmUpAfterStop()
