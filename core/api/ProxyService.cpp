@@ -110,6 +110,9 @@ QString ProxyService::start()
         const RouteMatch match = matchRoute(head.method, head.path.toUtf8(), {});
         if (!match.methodAllowed || !isTurnRoute(match.route))
             return;
+        bool lengthKnown = false;
+        if (head.header("content-length").toLongLong(&lengthKnown) > kClaimSoonMaxBodyBytes && lengthKnown)
+            return;
         if (m_apiKeysRequired)
             m_store->announceClaim();
         else
@@ -520,6 +523,7 @@ QJsonObject busyPollJson(const StoreWorker &store)
             {QStringLiteral("holds"), BusyPollHold::heldOnThisThread()},
             {QStringLiteral("polls"), qint64(counts.polls)},
             {QStringLiteral("hits"), qint64(counts.hits)},
+            {QStringLiteral("store_claims_announced"), qint64(store.claimsAnnounced())},
             {QStringLiteral("store_waits_after_warm_up"), qint64(store.warmSpins())},
             {QStringLiteral("store_jobs_found_awake"), qint64(store.warmSpinHits())},
             {QStringLiteral("store_waits_after_job"), qint64(store.jobSpins())},

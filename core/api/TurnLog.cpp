@@ -68,7 +68,8 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
             if (!ok)
                 qCWarning(lcTurnLog).noquote() << "request" << id << "could not be logged yet:" << error;
             done(ok, *outcome);
-        });
+        },
+        settlement.nextClaimSoon);
 }
 
 } // namespace sy

@@ -27,6 +27,8 @@ struct Settlement
     QString responseId;
     qint64 nowMs = 0;
     std::optional<AnchorRecord> anchor;
+    // The client's next turn, and its claim, may follow at once: the store thread waits awake for it.
+    bool nextClaimSoon = true;
 };
 
 // Commits the row (and the settlement) in one transaction on the store thread; `done(ok, outcome)` runs in

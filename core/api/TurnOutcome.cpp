@@ -339,6 +339,7 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     settlement.responseId = m_sink ? m_sink->responseId() : QString();
     settlement.nowMs = m_s.clock->nowMs();
     settlement.anchor = m_anchorToWrite;
+    settlement.nextClaimSoon = m_requestBodyBytes <= kClaimSoonMaxBodyBytes;
     QPointer<Turn> self(this);
     m_marks.settleSubmitted();
     m_busyPoll.release();

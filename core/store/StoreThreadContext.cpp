@@ -137,6 +137,7 @@ void StoreThreadContext::push(StoreQueuedJob job)
 void StoreThreadContext::announceClaim()
 {
     m_announcedUs.store(SystemClock::instance().monotonicUs());
+    m_owner->m_claimsAnnounced.fetch_add(1);
 }
 
 bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)

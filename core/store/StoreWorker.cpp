@@ -133,13 +133,14 @@ void StoreWorker::warmUp(Job job)
         m_context->pushWarmUp(std::move(job));
 }
 
-void StoreWorker::submitRetained(Job job, const QString &label, QObject *context, Done onDone)
+void StoreWorker::submitRetained(Job job, const QString &label, QObject *context, Done onDone, bool followUpLikely)
 {
-    enqueue(std::move(job), true, context, std::move(onDone), label.isEmpty() ? QStringLiteral("write") : label);
+    enqueue(std::move(job), true, context, std::move(onDone), label.isEmpty() ? QStringLiteral("write") : label, false,
+            followUpLikely);
 }
 
-void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel,
-                          bool urgent)
+void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel, bool urgent,
+                          bool followUpLikely)
 {
     QReadLocker lock(&m_lifecycle);
     if (!m_running) {
@@ -155,7 +156,7 @@ void StoreWorker::enqueue(Job job, bool write, QObject *context, Done onDone, co
     }
     StoreQueuedJob queued{std::move(job), write, m_contexts.watch(context), context == nullptr, std::move(onDone)};
     queued.retainLabel = retainLabel;
-    queued.followUpLikely = !retainLabel.isEmpty();
+    queued.followUpLikely = followUpLikely && !retainLabel.isEmpty();
     queued.urgent = urgent;
     m_context->push(std::move(queued));
 }

@@ -79,6 +79,8 @@ public:
     void announceClaim();
     // Warm-up jobs that ran (tests).
     quint64 warmUps() const { return m_warmUps.load(); }
+    // Claims announced while the store ran (warmUp() and announceClaim() calls alike).
+    quint64 claimsAnnounced() const { return m_claimsAnnounced.load(); }
     // Warm-ups after which the store thread waited awake for the next job (SWITCHYARD_STORE_WARM_SPIN_US), and
     // of those the waits that the job ended before the limit (the claim found the thread awake).
     quint64 warmSpins() const { return m_warmSpins.load(); }
@@ -103,7 +105,9 @@ public:
     // while the store is down waits again; one that fails with the store writable, one beyond
     // kMaxRetainedWrites waiting, and those still waiting at stop() are dropped, each with a warning naming
     // `label`, and counted in lostWrites(). Waiting jobs die with the process (kill -9, power loss).
-    void submitRetained(Job job, const QString &label, QObject *context, Done onDone);
+    // followUpLikely: the store thread waits awake after it for the next job (above); false for a settlement whose
+    // client's next turn is not expected at once.
+    void submitRetained(Job job, const QString &label, QObject *context, Done onDone, bool followUpLikely = true);
     static constexpr int kMaxRetainedWrites = 20000; // about 1 KiB each
     // Retained writes waiting for the store, and writes lost so far (both for /api/status).
     int pendingWrites() const;
@@ -140,7 +144,7 @@ signals:
 private:
     friend class StoreThreadContext;
     void enqueue(Job job, bool write, QObject *context, Done onDone, const QString &retainLabel = {},
-                 bool urgent = false);
+                 bool urgent = false, bool followUpLikely = true);
     void setWritableState(bool writable, const QString &reason);
     // Store thread: keeps a retained job that failed while the store is down (or resubmits it when it is up).
     void retain(StoreQueuedJob job);
@@ -159,6 +163,7 @@ private:
     std::vector<StoreQueuedJob> m_retained;
     std::atomic<qint64> m_lostWrites{0};
     std::atomic<quint64> m_warmUps{0};
+    std::atomic<quint64> m_claimsAnnounced{0};
     std::atomic<quint64> m_warmSpins{0};
     std::atomic<quint64> m_warmSpinHits{0};
     std::atomic<quint64> m_jobSpins{0};

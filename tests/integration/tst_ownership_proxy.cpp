@@ -71,6 +71,16 @@ class TestOwnershipProxy : public QObject
         return r.json();
     }
 
+    // Claims announced to the store thread by turns' heads (warm-ups included), from /api/status.
+    qint64 claimsAnnounced()
+    {
+        return status()
+            .value(QLatin1String("busy_poll"))
+            .toObject()
+            .value(QLatin1String("store_claims_announced"))
+            .toInteger(-1);
+    }
+
     // A turn sent on its own connection (so several can be in flight at once).
     std::unique_ptr<RawHttpClient> send(const QByteArray &path, const QByteArray &body, const HttpHeaderList &extra)
     {
@@ -105,6 +115,8 @@ private slots:
         QVERIFY2(start(1, {}).isEmpty(), qPrintable(m_proxy->errorString()));
         const qint64 before = status().value(QLatin1String("store_warm_ups")).toInteger(-1);
         QVERIFY(before >= 0);
+        const qint64 announcedBefore = claimsAnnounced();
+        QVERIFY(announcedBefore >= 0);
         const QByteArray request = RawHttpClient::buildRequest(
             "POST", "/backend-api/codex/responses", {{"content-type", "application/json"}, {"session-id", session()}},
             codexBody(QStringLiteral("warm")));
@@ -124,6 +136,37 @@ private slots:
             }
         }
         QVERIFY2(warmed, "no head of five made the idle store warm up");
+        QVERIFY(claimsAnnounced() > announcedBefore);
+        client->send(request.mid(headEnd));
+        const std::optional<RawResponse> r = client->readResponse(15000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+    }
+
+    // The head of a body above kClaimSoonMaxBodyBytes (1 MiB) does not warm the store: its claim comes only once
+    // the body has arrived, too late for the store thread to be waiting awake for it. (The test above shows that
+    // an idle store warms up within 5 heads; these 5 large heads, each given the same time, warm it none.)
+    void aLargeBodysHeadDoesNotWarmTheStore()
+    {
+        QVERIFY2(start(1, {}).isEmpty(), qPrintable(m_proxy->errorString()));
+        const QByteArray body = codexBody(QString(2 << 20, QLatin1Char('x')));
+        const QByteArray request =
+            RawHttpClient::buildRequest("POST", "/backend-api/codex/responses",
+                                        {{"content-type", "application/json"}, {"session-id", session()}}, body);
+        const qsizetype headEnd = request.indexOf("\r\n\r\n") + 4;
+        const qint64 before = status().value(QLatin1String("store_warm_ups")).toInteger(-1);
+        QVERIFY(before >= 0);
+        const qint64 announcedBefore = claimsAnnounced();
+        QVERIFY(announcedBefore >= 0);
+        std::unique_ptr<RawHttpClient> client;
+        for (int attempt = 0; attempt < 5; ++attempt) {
+            client = std::make_unique<RawHttpClient>();
+            QVERIFY(client->connectTo(m_proxy->port()));
+            client->send(request.left(headEnd));
+            QTest::qWait(300);
+            QCOMPARE(status().value(QLatin1String("store_warm_ups")).toInteger(), before);
+            QCOMPARE(claimsAnnounced(), announcedBefore);
+        }
         client->send(request.mid(headEnd));
         const std::optional<RawResponse> r = client->readResponse(15000);
         QVERIFY(r);

@@ -295,6 +295,40 @@ private slots:
         QCOMPARE(strict.stop(), 0);
     }
 
+    // With keys required a turn's head announces its claim to the store (StoreWorker::announceClaim) instead of
+    // warming it up: the key check's read wakes the store thread, which then waits awake after it for the claim
+    // (that wait is tst_store_warmup's). Whether the claim is then found by that wait or queued before the read
+    // even ended is a race of the two threads, so the head's announcement itself is what is counted here.
+    void aTurnsHeadAnnouncesItsClaimWhenKeysAreRequired()
+    {
+        ProxyProcess strict;
+        QVERIFY2(strict.addAccounts(1), qPrintable(strict.errorString()));
+        strict.setConfig(QJsonObject{{QStringLiteral("require_api_key"), true}});
+        QVERIFY2(strict.start(m_fake.baseUrl()), qPrintable(strict.errorString()));
+        const QString key = createKey({}, &strict);
+        auto status = [this, &strict] {
+            return QJsonDocument::fromJson(send("GET", "/api/status", {}, {}, &strict).body).object();
+        };
+        auto announced = [](const QJsonObject &s) {
+            return s.value(QLatin1String("busy_poll"))
+                .toObject()
+                .value(QLatin1String("store_claims_announced"))
+                .toInteger(-1);
+        };
+        const QJsonObject before = status();
+        QVERIFY(announced(before) >= 0);
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(turn(bearer(key), &strict).status, 200);
+        // A refused key's turn announces too (its head cannot know), and nothing else does.
+        QCOMPARE(turn({{"Authorization", "Bearer not-a-key"}}, &strict).status, 401);
+        QCOMPARE(send("GET", "/backend-api/codex/models", bearer(key), {}, &strict).status, 200);
+        const QJsonObject after = status();
+        QCOMPARE(announced(after) - announced(before), 4);
+        QCOMPARE(after.value(QLatin1String("store_warm_ups")).toInteger(-1),
+                 before.value(QLatin1String("store_warm_ups")).toInteger(-1));
+        QCOMPARE(strict.stop(), 0);
+    }
+
     // Last: the keys of every test above never appear where they must not.
     void keysAreNeverStoredOrLogged()
     {

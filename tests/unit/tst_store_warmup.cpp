@@ -249,6 +249,17 @@ private slots:
         QCOMPARE(worker.warmUps(), quint64(0));
         QVERIFY(worker.awakeWaitUs() > 0);
 
+        // A settlement whose client's next turn is not expected at once (a large body's: kClaimSoonMaxBodyBytes):
+        // the thread sleeps after it. (Past the wait the claim above began: it used the announcement up.)
+        QVERIFY(waitAbove([&] { return worker.jobSpinsSkipped(); }, none));
+        const quint64 skippedBefore = worker.jobSpinsSkipped();
+        const quint64 spinsBefore = worker.jobSpins();
+        worker.submitRetained([&](Database &, QString *) { return ++ran > 0; }, QStringLiteral("row"), nullptr, nullptr,
+                              false);
+        QTRY_COMPARE(ran.load(), 4);
+        QVERIFY(waitAbove([&] { return worker.jobSpinsSkipped(); }, skippedBefore));
+        QCOMPARE(worker.jobSpins(), spinsBefore);
+
         // Switched off, the thread sleeps after a job: no wait, and the next job is run by a posted drain.
         worker.setJobSpinUs(0);
         QTest::qWait(150); // past the wait that the last job began (the warm-up above announced a claim)
@@ -256,7 +267,7 @@ private slots:
         worker.submitRetained([&](Database &, QString *) { return ++ran > 0; }, QStringLiteral("row"), nullptr,
                               nullptr);
         worker.submit([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
-        QTRY_COMPARE(ran.load(), 5);
+        QTRY_COMPARE(ran.load(), 6);
         settle(worker);
         QCOMPARE(worker.jobSpins(), spinsOff);
         QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
