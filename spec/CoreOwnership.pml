@@ -8,6 +8,10 @@
  *     new -> queued (gate wait) -> active (connect, pre_response) -> streaming
  *         -> settling (terminal event seen, request-log row being committed) -> completed
  * or end failed / cancelled / owner_lost, each wait bounded by its own budget (DESIGN "Per-stage budgets").
+ * Before anything reached the client an active turn may fail over once: it leaves the slot, its release
+ * (fenced by the claim's epoch, no settlement) is queued on the store, and it either routes again
+ * (queued; an early claim given up) or goes on with another slot row (FOREIGN; an attempt refused
+ * upstream).
  * Transport is HTTP streaming (no WebSocket bridge): every turn writes only to its own HTTP response.
  *
  * Structure (see spec/README.md):
@@ -16,7 +20,7 @@
  *     process-level weak fairness); every other action is an alternative of the unfair `env` process;
  *   - `monitor` holds the 12 named invariants plus Deadlock as `assert(!<Name>)` so pan prints the name;
  *   - four named `ltl` properties (run with ./pan -a -f -N <Name>);
- *   - 18 weakenings, each `#ifdef WEAK_<NAME>` feeding a 0/1 `W_<NAME>` macro (negative controls);
+ *   - 21 weakenings, each `#ifdef WEAK_<NAME>` feeding a 0/1 `W_<NAME>` macro (negative controls);
  *   - the dead-variable reset (RESET_* macros) is a state-space quotient, switched off by -DFAITHFUL.
  *
  * Stable marker comments `GUARD <name>` / `FAIR <name>` / `INV <name>` are checked by
@@ -116,6 +120,21 @@
 #else
 #define W_UNBOUNDED_BACKOFF 0
 #endif
+#ifdef WEAK_UNFENCED_FAILOVER_RELEASE
+#define W_UNFENCED_FAILOVER_RELEASE 1
+#else
+#define W_UNFENCED_FAILOVER_RELEASE 0
+#endif
+#ifdef WEAK_SETTLE_ON_FAILOVER
+#define W_SETTLE_ON_FAILOVER 1
+#else
+#define W_SETTLE_ON_FAILOVER 0
+#endif
+#ifdef WEAK_FAILOVER_CONTINUATION
+#define W_FAILOVER_CONTINUATION 1
+#else
+#define W_FAILOVER_CONTINUATION 0
+#endif
 
 #if defined(WEAK_MISROUTE_PRODUCER) || defined(WEAK_MISROUTE_CANCELLED_PRODUCER) || defined(WEAK_MISROUTE_FAILED_PRODUCER)
 #define ANY_MISROUTE 1
@@ -135,7 +154,8 @@
 #define SHARED_TIMEOUT     4   /* the one timer of the single-shared-timeout weakening */
 #define MAX_BACKOFF        1   /* longest retry backoff the protocol lets a client reach */
 #define BACKOFF_CAP        2   /* domain cap of the backoff counter                  */
-#define EPOCH_MAX          4   /* <= 2 acquisitions + 2 owner losses                 */
+#define FAILOVER_MAX       1   /* failover releases per turn; only turn 0 fails over (env): one per run */
+#define EPOCH_MAX          6   /* <= 3 claims of the slot + 1 reclaim after the failover + 2 owner losses */
 
 #define MIN2(x, y)  ((x) <= (y) -> (x) : (y))
 #define MAX2(x, y)  ((x) >= (y) -> (x) : (y))
@@ -156,7 +176,8 @@
 #define NO_REPLICA   0          /* replicas are 1 and 2 */
 #define NO_ACCOUNT   0
 #define A1           1          /* the one modelled account (= one owner slot row) */
-#define FOREIGN      2          /* "some other account": only ever an anchor owner */
+#define FOREIGN      2          /* "some other account" (any other slot row): an anchor owner, or the row
+                                 * a failed-over turn goes on with */
 
 /* turn states: non-terminal < S_COMPLETED <= terminal */
 #define S_NEW        0
@@ -199,6 +220,10 @@
 #define INJ_SAME     1   /* a continuation whose anchor belongs to this account */
 #define INJ_FOREIGN  2   /* an anchor owned by another account (cross_account_anchor only) */
 #define INJ_MISMATCH 3   /* right account, wrong lineage (ignore_anchor_lineage only) */
+
+/* where a failover goes (FailOver) */
+#define FO_REROUTE 1   /* an early claim given up: route again, as a continuation, once the release ran */
+#define FO_FOREIGN 2   /* an attempt refused upstream: go on with another slot row, outside the model */
 
 /* terminal reasons */
 #define RS_NONE       0
@@ -270,6 +295,8 @@ byte finalizer[2];
 byte reason[2];
 bit  registered[2];                /* in the shutdown registry (ProxyService::m_turns) */
 bit  ownerReleased[2];
+byte failovers[2];                 /* failover releases of the turn (<= FAILOVER_MAX) */
+bit  releasePending[2];            /* its failover release is queued on the store, not yet committed */
 byte killLabel;                    /* scratch inside one d_step (reset before it ends) */
 
 #ifdef SCENARIO_STREAM_IDLE
@@ -301,7 +328,8 @@ bit Deadlock = 1;
 #define TERMINAL(t)   (tstate[t] >= S_COMPLETED)
 #define LIVE(t)       (tstate[t] == S_ACTIVE || tstate[t] == S_STREAMING || tstate[t] == S_SETTLING)
 #define LIVE_PHASE(t) (tstate[t] == S_QUEUED || tstate[t] == S_ACTIVE || tstate[t] == S_STREAMING)
-#define LIVE_ON_ACCOUNT (LIVE(0) || LIVE(1))       /* one account: both turns would be on A1 */
+#define LIVE_ON_SLOT(t) (LIVE(t) && taccount[t] == A1)    /* live and holding the modelled slot */
+#define LIVE_ON_ACCOUNT (LIVE_ON_SLOT(0) || LIVE_ON_SLOT(1)) /* a failed-over turn lives on FOREIGN */
 #define SETTLED(t)    (reservation[t] == R_RELEASED || reservation[t] == R_FINALIZED)
 #define CAN_ADMIT     (shutdownPhase == SD_RUNNING || W_SHUTDOWN_ADMIT)
 
@@ -373,7 +401,8 @@ inline Clamp(t) {
     preDl[t] = MIN2(preDl[t], reqDl[t])
 }
 
-/* GUARD fenced-release: the owner row is cleared only while its epoch is still the turn's epoch */
+/* GUARD fenced-release: the owner row is cleared only while its epoch is still the turn's epoch (for a turn
+ * that failed over to FOREIGN, tepoch is the given-up claim's, whose release has just run: a no-op) */
 inline FencedRelease(t) {
     if
     :: (taccount[t] != NO_ACCOUNT && ownerEpoch == tepoch[t]) -> owner = NO_REPLICA
@@ -381,8 +410,35 @@ inline FencedRelease(t) {
     fi
 }
 
-/* Common tail of every terminal transition except completion. */
+/* FailoverRelease: the failover release's transaction (OwnerSlotRepository::releaseForFailover). It names
+ * the one claim it gives up; the claim ends as 'failover', which is no settlement. */
+/* GUARD failover-fenced-release: the owner row is cleared only while it still carries that claim's epoch */
+inline FailoverRelease(t) {
+    if
+    :: (ownerEpoch == tepoch[t] || W_UNFENCED_FAILOVER_RELEASE) -> owner = NO_REPLICA
+    :: else -> skip
+    fi;
+    if
+    :: W_SETTLE_ON_FAILOVER -> settlements[t] = INC(settlements[t])
+    :: else -> skip
+    fi;
+    releasePending[t] = 0
+}
+
+/* CommitFailoverRelease: the store thread runs the queued failover release (SlotLedger::releaseForFailover). */
+#define CAN_COMMIT_FAILOVER_RELEASE(t) (releasePending[t])
+inline CommitFailoverRelease(t) {
+    printf("ACT CommitFailoverRelease(%d)\n", t);
+    FailoverRelease(t)
+}
+
+/* Common tail of every terminal transition except completion. A failover release still queued commits
+ * first: the settlement is queued behind it on the same store thread. */
 inline EndTurn(t, newState, why) {
+    if
+    :: releasePending[t] -> FailoverRelease(t)
+    :: else -> skip
+    fi;
     tstate[t] = newState;
     gate[t] = G_TERMINAL;
     reason[t] = why;
@@ -434,13 +490,17 @@ inline QueueTurn(t) {
 
 /* RouteFromSnapshot: replica r selects the account from its local snapshot. A waiter routes once per
  * snapshot version (it re-selects only when its route has gone stale), always on the replica it
- * arrived at. */
+ * arrived at (the first route picks it; a failed-over turn keeps it in treplica). */
 #define CAN_ROUTE(t, r) \
     (tstate[t] == S_QUEUED && \
      /* GUARD route-once-per-version */ \
      (!routeAttempted[t] || (routeReplica[t] == r && routeVersion[t] < durableVersion)) && \
      /* GUARD route-fresh-snapshot */ \
-     (snapshotVersion[r] >= durableVersion || W_STALE_CACHE))
+     (snapshotVersion[r] >= durableVersion || W_STALE_CACHE) && \
+     /* GUARD route-after-release: a turn that gave up its claim routes again once the release is answered */ \
+     !releasePending[t] && \
+     /* GUARD route-own-replica: after a failover the turn routes again on its own replica */ \
+     (treplica[t] == NO_REPLICA || treplica[t] == r))
 inline RouteFromSnapshot(t, r) {
     printf("ACT RouteFromSnapshot(%d,%d)\n", t, r);
     routedStale[t] = routedStale[t] || (snapshotVersion[r] < durableVersion);
@@ -461,7 +521,9 @@ inline RouteFromSnapshot(t, r) {
      (routeVersion[t] == durableVersion || W_STALE_ROUTE_ACQUIRE) && \
      /* GUARD acquire-anchor-injection */ \
      ((inj) == INJ_NONE || (inj) == INJ_SAME || \
-      ((inj) == INJ_MISMATCH && W_IGNORE_ANCHOR_LINEAGE) || ((inj) == INJ_FOREIGN && W_CROSS_ACCOUNT_ANCHOR)))
+      ((inj) == INJ_MISMATCH && W_IGNORE_ANCHOR_LINEAGE) || ((inj) == INJ_FOREIGN && W_CROSS_ACCOUNT_ANCHOR)) && \
+     /* GUARD reclaim-as-continuation: a turn that gave up its early claim claims again as a continuation */ \
+     (failovers[t] == 0 || (inj) != INJ_NONE))
 inline AcquireTurn(t, r, inj) {
     printf("ACT AcquireTurn(%d,%d,%d)\n", t, r, inj);
     crossAccountDispatch = crossAccountDispatch || ((inj) == INJ_FOREIGN);
@@ -575,8 +637,9 @@ inline UseAnchor(t) {
 }
 
 /* OwnerLoss: the slot's lease is lost (expired and reclaimed by another replica, or reclaimed by a
- * restarted incarnation): the row is cleared and its epoch bumped; the turn ends retryable. */
-#define CAN_LOSE_OWNER(t) (LIVE(t) && taccount[t] != NO_ACCOUNT)
+ * restarted incarnation): the row is cleared and its epoch bumped; the turn ends retryable. Only a turn
+ * live on the slot: one that failed over is no longer its owner (ReclaimAfterFailover). */
+#define CAN_LOSE_OWNER(t) LIVE_ON_SLOT(t)
 inline OwnerLoss(t) {
     printf("ACT OwnerLoss(%d)\n", t);
     owner = NO_REPLICA;
@@ -588,6 +651,63 @@ inline OwnerLoss(t) {
         reservation[t] = R_RELEASED;
         EndTurn(t, S_OWNER_LOST, RS_OWNER_LOSS)
     fi
+}
+
+/* FailOver: the turn gives its claim up before anything reached the client (Turn::failOver after an
+ * attempt the upstream refused; Turn::rerouteAfterEarlyClaim when the body scan finds a continuation
+ * after an early claim). It stops acting on the slot at once; the release (fenced by the claim's epoch,
+ * no settlement) is queued on the store and commits later (CommitFailoverRelease). request_total keeps
+ * running. FO_REROUTE: the turn routes again once the release is answered, and may claim this very slot
+ * again. FO_FOREIGN: it goes on with another slot row, outside the model, where it ends like any turn with
+ * the request's one settlement. */
+#define CAN_FAIL_OVER(t, dest) \
+    (tstate[t] == S_ACTIVE && taccount[t] == A1 && \
+     /* GUARD failover-bounded */ failovers[t] < FAILOVER_MAX && \
+     /* GUARD failover-before-deadline: no budget has fired */ elapsed[t] < EXPIRE_BOUND(t) && \
+     /* GUARD failover-not-continuation: a continuation stays on its owner */ \
+     (anchorKind[t] == K_NONE || ((dest) == FO_FOREIGN && W_FAILOVER_CONTINUATION)) && \
+     /* GUARD failover-early-claim: an early claim is given up as soon as it is answered, before dispatch */ \
+     ((dest) == FO_FOREIGN || (phase[t] == P_CONNECT && elapsed[t] == 0)))
+inline FailOver(t, dest) {
+    printf("ACT FailOver(%d,%d)\n", t, dest);
+    failovers[t] = failovers[t] + 1;
+    releasePending[t] = 1;               /* SlotLedger::releaseForFailover: submitted, not yet committed */
+    if
+    :: (dest) == FO_REROUTE ->
+        tstate[t] = S_QUEUED;            /* routes again, on its own replica (treplica kept) */
+        gate[t] = G_QUEUED;
+        phase[t] = P_NONE;
+        routeAttempted[t] = 0; routeReplica[t] = NO_REPLICA; routeVersion[t] = 0;
+        if
+        :: W_SINGLE_SHARED_TIMEOUT ->
+            reqDl[t] = SHARED_TIMEOUT; gateDl[t] = SHARED_TIMEOUT;
+            connDl[t] = SHARED_TIMEOUT; preDl[t] = SHARED_TIMEOUT
+        :: else ->
+            Clamp(t);
+            gateDl[t] = MIN2(GATE_WAIT, reqDl[t]); connDl[t] = 0; preDl[t] = 0
+        fi;
+        elapsed[t] = 0
+    :: else ->
+        /* The attempt on the other slot row (its claim, connect, stream, terminal event) is outside the
+         * model: the turn is next seen settling there, the request's settlement being committed. */
+        taccount[t] = FOREIGN;
+        acquisitions[t] = INC(acquisitions[t]);
+        tstate[t] = S_SETTLING;
+        phase[t] = P_NONE;
+        finalizer[t] = treplica[t];
+        RESET_TIMERS(t)
+    fi
+}
+
+/* ReclaimAfterFailover: the failover release is still queued when the given-up claim's lease runs out
+ * (the replica renews only the claims it still holds) and another replica reclaims the row: cleared,
+ * epoch + 1. The turn has left the slot, so nothing happens to it; the given-up claim is not settled
+ * (the request settles once, on its last claim). */
+#define CAN_RECLAIM_AFTER_FAILOVER(t) (releasePending[t] && owner != NO_REPLICA && ownerEpoch == tepoch[t])
+inline ReclaimAfterFailover(t) {
+    printf("ACT ReclaimAfterFailover(%d)\n", t);
+    owner = NO_REPLICA;
+    ownerEpoch = ownerEpoch + 1
 }
 
 /* ClaimCompletedDelivery: the upstream's terminal event is taken off the stream; settle() starts and
@@ -722,7 +842,7 @@ inline RefreshSnapshot(r) {
 /* DeliverProducer: a terminal turn's outcome (its upstream producer's result) is delivered to the
  * client. In the full model only to the turn's own response. */
 /* GUARD deliver-once-acquired */
-#define CAN_DELIVER_SELF(t) (TERMINAL(t) && acquisitions[t] == 1 && !delivered[t])
+#define CAN_DELIVER_SELF(t) (TERMINAL(t) && acquisitions[t] > 0 && !delivered[t])
 inline DeliverProducer(t) {
     printf("ACT DeliverProducer(%d,%d)\n", t, t);
     delivered[t] = 1
@@ -759,8 +879,9 @@ inline CompleteShutdown() {
  * Invariants (predicates that must hold in every reachable state)
  * ------------------------------------------------------------------------------------------------ */
 #define TYPE_TURN_OK(t) \
-    (tstate[t] <= S_OWNER_LOST && treplica[t] <= 2 && taccount[t] <= A1 && tepoch[t] <= EPOCH_MAX && \
-     acquisitions[t] <= 2 && settlements[t] <= 2 && reservation[t] <= R_FINALIZED && gate[t] <= G_TERMINAL && \
+    (tstate[t] <= S_OWNER_LOST && treplica[t] <= 2 && taccount[t] <= FOREIGN && tepoch[t] <= EPOCH_MAX && \
+     acquisitions[t] <= 2 && settlements[t] <= 2 && failovers[t] <= FAILOVER_MAX && \
+     reservation[t] <= R_FINALIZED && gate[t] <= G_TERMINAL && \
      gateDl[t] <= SHARED_TIMEOUT && reqDl[t] <= SHARED_TIMEOUT && connDl[t] <= SHARED_TIMEOUT && \
      preDl[t] <= SHARED_TIMEOUT && elapsed[t] <= PHASE_BUDGET_CAP && phase[t] <= P_STREAMING && \
      anchorKind[t] <= K_DELTA && anchorOwner[t] <= FOREIGN && anchorEpoch[t] <= EPOCH_MAX && \
@@ -785,8 +906,11 @@ inline CompleteShutdown() {
 #define INV2 (INV2_TURN(0) && INV2_TURN(1))
 
 /* INV Inv3ReservationSettledExactlyOnce */
+/* acquisitions count every claim of the request (the slot's and a FOREIGN one); a failover release is the
+ * only way to a further claim, and it is no settlement: nothing is settled before the turn ends. */
 #define INV3_TURN(t) \
-    (acquisitions[t] <= 1 && settlements[t] <= 1 && \
+    (acquisitions[t] <= 1 + failovers[t] && settlements[t] <= 1 && \
+     (!TERMINAL(t) -> settlements[t] == 0 : 1) && \
      (acquisitions[t] > 0 && TERMINAL(t) -> (settlements[t] == 1 && SETTLED(t)) : 1) && \
      (settlements[t] == 0 -> (reservation[t] == R_NONE || reservation[t] == R_HELD) : 1) && \
      (settlements[t] == 1 -> SETTLED(t) : 1))
@@ -796,8 +920,12 @@ inline CompleteShutdown() {
 #define INV4 (!routedStale[0] && !routedStale[1])
 
 /* INV Inv5SingleOwnerCAS */
-#define INV5_TURN(t) (LIVE(t) -> (treplica[t] == owner && tepoch[t] == ownerEpoch) : 1)
-#define INV5 (!(LIVE(0) && LIVE(1)) && INV5_TURN(0) && INV5_TURN(1))
+/* live on the slot = live and not failed over to FOREIGN; a turn whose failover release is still queued is
+ * not live on the slot */
+#define INV5_TURN(t) \
+    ((LIVE_ON_SLOT(t) -> (treplica[t] == owner && tepoch[t] == ownerEpoch) : 1) && \
+     (releasePending[t] -> !LIVE_ON_SLOT(t) : 1))
+#define INV5 (!(LIVE_ON_SLOT(0) && LIVE_ON_SLOT(1)) && INV5_TURN(0) && INV5_TURN(1))
 
 /* INV Inv6TerminalIsolation */
 #define INV6_TURN(t) (TERMINAL(t) -> (!misrouted[t] && reason[t] != RS_NONE) : 1)
@@ -818,11 +946,17 @@ inline CompleteShutdown() {
                  (!registered[0] && !registered[1] && COMPLETED_DELIVERED(0) && COMPLETED_DELIVERED(1)) : 1))
 
 /* INV Inv9TerminalOwnerReleased */
+/* a terminal turn, and a failed-over turn whose release ran, hold no owner row; every owner row is a claim
+ * still held */
 #define INV9_TURN(t) \
-    (acquisitions[t] > 0 && TERMINAL(t) -> \
-       (ownerReleased[t] && taccount[t] == A1 && (ownerEpoch == tepoch[t] -> owner == NO_REPLICA : 1) && \
-        finalizer[t] == NO_REPLICA) : 1)
-#define INV9 (INV9_TURN(0) && INV9_TURN(1))
+    ((acquisitions[t] > 0 && TERMINAL(t) -> \
+       (ownerReleased[t] && taccount[t] != NO_ACCOUNT && (ownerEpoch == tepoch[t] -> owner == NO_REPLICA : 1) && \
+        finalizer[t] == NO_REPLICA && !releasePending[t]) : 1) && \
+     (failovers[t] > 0 && !releasePending[t] && !LIVE_ON_SLOT(t) -> \
+       (ownerEpoch == tepoch[t] -> owner == NO_REPLICA : 1) : 1))
+/* the durable owner is a claim still held: a turn live on the slot, or a failover release not yet run */
+#define HOLDS_ROW(t) ((LIVE_ON_SLOT(t) || releasePending[t]) && tepoch[t] == ownerEpoch)
+#define INV9 (INV9_TURN(0) && INV9_TURN(1) && (owner != NO_REPLICA -> (HOLDS_ROW(0) || HOLDS_ROW(1)) : 1))
 
 /* INV Inv10AnchorAccountOwnership */
 #define INV10_TURN(t) ((tstate[t] != S_NEW && anchorKind[t] != K_NONE) -> anchorOwner[t] == taccount[t] : 1)
@@ -902,6 +1036,12 @@ end_env:
     :: d_step { CAN_USE_ANCHOR(1) -> UseAnchor(1) }
     :: d_step { CAN_LOSE_OWNER(0) -> OwnerLoss(0) }
     :: d_step { CAN_LOSE_OWNER(1) -> OwnerLoss(1) }
+    /* Failover by turn 0 only: the turns are symmetric, so this is at most one failover per run, by
+     * either turn (see FAILOVER_MAX). */
+    :: d_step { CAN_FAIL_OVER(0, FO_REROUTE) -> FailOver(0, FO_REROUTE) }
+    :: d_step { CAN_FAIL_OVER(0, FO_FOREIGN) -> FailOver(0, FO_FOREIGN) }
+    :: d_step { CAN_COMMIT_FAILOVER_RELEASE(0) -> CommitFailoverRelease(0) }
+    :: d_step { CAN_RECLAIM_AFTER_FAILOVER(0) -> ReclaimAfterFailover(0) }
     :: d_step { CAN_CLAIM(0) -> ClaimCompletedDelivery(0) }
     :: d_step { CAN_CLAIM(1) -> ClaimCompletedDelivery(1) }
     :: d_step { CAN_CANCEL(0) -> CancelTurn(0) }

@@ -60,6 +60,9 @@ declare -A MAPPING=(
     [leak-owner-on-terminal]="Inv9TerminalOwnerReleased"
     [cross-account-anchor]="Inv10AnchorAccountOwnership"
     [conflated-timers]="Inv11PreResponseBudget"
+    [unfenced-failover-release]="Inv5SingleOwnerCAS"
+    [settle-on-failover]="Inv3ReservationSettledExactlyOnce"
+    [failover-continuation]="Inv10AnchorAccountOwnership"
     [unbounded-backoff]="PROPERTY:TearEventuallyRecovers"
 )
 
@@ -202,7 +205,7 @@ consistent=1
 if [[ "$(printf '%s\n' "${CFG_NAMES[@]}")" != "$(printf '%s\n' "${MAP_NAMES[@]}")" ]]; then
     fail "consistency: weak-*.cfg files {${CFG_NAMES[*]}} differ from the mapping {${MAP_NAMES[*]}}"; consistent=0
 fi
-if ((${#MAP_NAMES[@]} != 18)); then fail "consistency: ${#MAP_NAMES[@]} mapped controls, expected 18"; consistent=0; fi
+if ((${#MAP_NAMES[@]} != 21)); then fail "consistency: ${#MAP_NAMES[@]} mapped controls, expected 21"; consistent=0; fi
 declare -A CFG_FLAG CFG_EXPECT
 cfg_flags=()
 for name in "${CFG_NAMES[@]}"; do

@@ -290,6 +290,18 @@ ClaimOutcome OwnerSlotRepository::recordClaim(QSqlQuery &q, const ClaimAttempt &
         return out;
     };
     const qint64 newEpoch = a.expectedEpoch + 1;
+    // Before this claim's own row, which must stay open. Only the ledger row: the given-up claim's slot is
+    // freed by its own (fenced) release, or by a reclaim once its lease, which nobody renews, runs out.
+    if (a.closesGivenUpClaims) {
+        if (!m_db.prepare(q,
+                          QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = 'failover' WHERE "
+                                         "request_id = ? AND released_at_ms IS NULL AND settlements = 0"),
+                          error))
+            return fail(*error);
+        Database::bindAll(q, {a.nowMs, a.requestId});
+        if (!m_db.exec(q, error))
+            return fail(*error);
+    }
     if (!m_db.prepare(q,
                       QStringLiteral("INSERT INTO slot_claims (request_id, account_id, slot_index, owner_epoch, "
                                      "replica_id, incarnation, route, started_at_ms, claimed_at_ms, durable_status, "

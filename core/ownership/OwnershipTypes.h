@@ -54,6 +54,11 @@ struct ClaimAttempt
     ReplicaIdentity replica;
     qint64 nowMs = 0;
     qint64 leaseMs = 0;
+    // The request gave up an earlier claim (a failover, SlotLedger::releaseForFailover): a successful claim also
+    // marks the request's still open claims as released for failover, in its own transaction. Their queued
+    // releases may never commit (a store outage, a crash), and a reclaim of such a claim would then settle a
+    // request that this claim settles too (spec/README.md, finding F5).
+    bool closesGivenUpClaims = false;
 };
 
 struct ClaimOutcome

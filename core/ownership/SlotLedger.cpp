@@ -184,6 +184,7 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
     a.replica = m_identity;
     a.nowMs = now;
     a.leaseMs = qint64(m_config->leaseTtlS) * 1000;
+    a.closesGivenUpClaims = m_gaveUpClaim.contains(request.requestId);
     auto outcome = std::make_shared<ClaimOutcome>();
     // A claim goes before queued writes (settlements with their log rows and anchors): it is what the client
     // waits for. Not a continuation's: it checks the anchor that its previous response's settlement writes,
@@ -256,6 +257,8 @@ void SlotLedger::releaseForFailover(const QString &requestId, std::function<void
 {
     const HeldSlot held = m_held.take(requestId);
     m_leaseUntilMs.remove(requestId);
+    if (held.isValid())
+        m_gaveUpClaim.insert(requestId);
     const ReplicaIdentity me = m_identity;
     const qint64 now = m_clock.nowMs();
     m_store->submit(
@@ -282,6 +285,7 @@ void SlotLedger::settled(const QString &requestId, const SettleOutcome &outcome)
 {
     m_held.remove(requestId);
     m_leaseUntilMs.remove(requestId);
+    m_gaveUpClaim.remove(requestId);
     if (outcome.released) {
         auto &rows = m_rows[outcome.released->accountId];
         auto it = rows.find(outcome.released->slot);

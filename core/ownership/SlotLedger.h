@@ -111,6 +111,7 @@ private:
     QHash<QString, QHash<int, SlotState>> m_rows; // account -> slot -> row
     QHash<QString, QSet<int>> m_pending;          // claims in flight
     QHash<QString, HeldSlot> m_held;              // request -> slot
+    QSet<QString> m_gaveUpClaim;                  // requests that gave up a claim, until settled
     QHash<QString, qint64> m_leaseUntilMs;        // request -> lease end this replica last wrote
     QTimer m_renewTimer;
     QTimer m_snapshotTimer;

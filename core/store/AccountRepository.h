@@ -61,7 +61,8 @@ public:
     bool setSlotCount(const QString &id, int slotCount, QString *error); // bumps
     // Backoff state after failures (nullopt = no cooldown).
     bool setCooldown(const QString &id, std::optional<qint64> untilMs, int consecutiveFailures, QString *error);
-    // Stores now as the account's selection time (its value in *storedMs).
+    // Stores now as the account's selection time, or the stored one + 1 ms when that is not older (its value in
+    // *storedMs): every claim on an account stores a value of its own.
     bool touchSelected(const QString &id, QString *error, qint64 *storedMs = nullptr);
     // Puts `previousMs` back as the selection time if it is still `storedMs` (no later claim touched it).
     bool undoSelected(const QString &id, std::optional<qint64> previousMs, qint64 storedMs, QString *error);

@@ -348,6 +348,68 @@ private slots:
         QVERIFY(s && s->settledElsewhere);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims")).toInt(), 1);
     }
+
+    // F5 (spec/README.md): a claim given up by a failover whose queued release never commits (a store outage
+    // fails it, nothing retries it) is not settled by the reclaim that later takes its expired lease: the
+    // request's next claim marked it released for failover, in its own transaction. The request is settled
+    // once, on that next claim. Red when the next claim leaves the given-up claim open.
+    void aGivenUpClaimIsNotSettledByTheReclaimOfItsExpiredLease()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        const ClaimOutcome first = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QVERIFY(first.kind == ClaimOutcome::Kind::Claimed);
+        ClaimAttempt next = attempt(m_a, QStringLiteral("req_1"), 0, 0, kNow + 1);
+        next.accountId = QStringLiteral("acc_2");
+        next.closesGivenUpClaims = true;
+        QVERIFY(claim(next).kind == ClaimOutcome::Kind::Claimed);
+        // The first claim's release never ran. Another replica sweeps its expired lease.
+        QCOMPARE(repo.reclaimExpired(m_b, kNow + kLease + 1, &error), 1);
+        QVERIFY(
+            scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots WHERE account_id = 'acc_1'")).isNull());
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log")).toInt(), 0);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims")).toInt(), 0);
+        // The next claim, whose lease has not run out, settles the request.
+        const auto s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + kLease + 2, &error);
+        QVERIFY2(s, qPrintable(error));
+        QVERIFY(s->released && s->released->accountId == QLatin1String("acc_2"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT group_concat(account_id || ':' || release_kind || ':' || "
+                                              "settlements) FROM (SELECT * FROM slot_claims ORDER BY claimed_at_ms)"))
+                     .toString(),
+                 QStringLiteral("acc_1:failover:0,acc_2:settled:1"));
+    }
+
+    // F5, the crash: the process dies after the request's next claim committed and before the queued release
+    // of the claim it gave up. The restart reclaims both rows and books the request once, on the next claim.
+    // Red when the next claim leaves the given-up claim open (two settlements, the first one's booking).
+    void aRestartSettlesARequestOnceWhenItsGivenUpClaimWasNeverReleased()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        QVERIFY(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
+        ClaimAttempt next = attempt(m_a, QStringLiteral("req_1"), 1, 0, kNow + 1);
+        next.closesGivenUpClaims = true;
+        QVERIFY(claim(next).kind == ClaimOutcome::Kind::Claimed);
+        const auto restarted = repo.registerReplica(QStringLiteral("rep_a"), kNow + 5, &error);
+        QVERIFY(restarted);
+        QCOMPARE(repo.reclaimPreviousIncarnations(*restarted, kNow + 5, &error), 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT group_concat(slot_index || ':' || release_kind || ':' || "
+                                              "settlements) FROM (SELECT * FROM slot_claims ORDER BY slot_index)"))
+                     .toString(),
+                 QStringLiteral("0:failover:0,1:reclaimed_restart:1"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log WHERE request_id = 'req_1'")).toInt(),
+                 1);
+        // A claim that gives nothing up leaves the request's other open claims alone (the previous test's
+        // shape without the flag is failoverReleaseLeavesTheRequestsNextClaimHeld).
+        QVERIFY(claim(attempt(*restarted, QStringLiteral("req_2"), 0, 1, kNow + 6)).kind ==
+                ClaimOutcome::Kind::Claimed);
+        QVERIFY(claim(attempt(*restarted, QStringLiteral("req_2"), 1, 1, kNow + 7)).kind ==
+                ClaimOutcome::Kind::Claimed);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims WHERE request_id = 'req_2' AND "
+                                              "released_at_ms IS NULL"))
+                     .toInt(),
+                 2);
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_OwnershipStore)

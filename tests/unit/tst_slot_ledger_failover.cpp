@@ -137,6 +137,72 @@ private slots:
         QVERIFY(m_ledger->holds(id) && m_ledger->leaseCurrent(id));
     }
 
+    // F5 (spec/README.md): the failover release of a claim fails (here a trigger refuses it, as a store outage
+    // would; nothing retries it). The request's next claim marks the given-up claim released for failover in its
+    // own transaction, so when that claim's lease, which nobody renews any more, runs out, the ledger's sweep
+    // frees its slot without settling it or booking the request: the request is settled once, by its turn.
+    // Red when the ledger does not tell the next claim that a claim was given up (ClaimAttempt::closesGivenUpClaims).
+    void aGivenUpClaimWhoseReleaseFailedIsSweptWithoutASettlement()
+    {
+        const QString id = QStringLiteral("req_release_failed");
+        auto sql = [this](const QString &statement) {
+            QString error;
+            const bool ok =
+                m_store.runBlocking([&statement](Database &db, QString *e) { return db.exec(statement, e); }, &error);
+            if (!ok)
+                qWarning() << error;
+            return ok;
+        };
+        auto value = [this](const QString &query) {
+            QVariant v;
+            QString error;
+            m_store.runBlocking(
+                [&](Database &db, QString *) {
+                    QSqlQuery q = db.query();
+                    if (q.exec(query) && q.next())
+                        v = q.value(0);
+                    return true;
+                },
+                &error, false);
+            return v;
+        };
+        QVERIFY(sql(QStringLiteral("INSERT INTO accounts (id, chatgpt_account_id, user_id, created_at_ms, "
+                                   "updated_at_ms) VALUES ('acc_f5', 'ws', 'u5', 0, 0)")));
+        SlotLedger::ClaimRequest r = request(id);
+        r.accountId = QStringLiteral("acc_f5");
+        std::optional<ClaimOutcome> first;
+        m_ledger->claim(r, [&first](const ClaimOutcome &o) { first = o; });
+        QTRY_VERIFY(first.has_value());
+        QVERIFY(first->kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(sql(QStringLiteral("CREATE TEMP TRIGGER refuse_release BEFORE UPDATE OF owner_replica ON owner_slots "
+                                   "WHEN NEW.owner_replica IS NULL AND OLD.owner_request_id = '%1' "
+                                   "BEGIN SELECT RAISE(ABORT, 'release refused'); END")
+                        .arg(id)));
+        bool released = false;
+        m_ledger->releaseForFailover(id, [&released] { released = true; });
+        QTRY_VERIFY(released);
+        std::optional<ClaimOutcome> next;
+        m_ledger->claim(r, [&next](const ClaimOutcome &o) { next = o; });
+        QTRY_VERIFY(next.has_value());
+        QVERIFY(next->kind == ClaimOutcome::Kind::Claimed);
+        QCOMPARE(next->held.slot, 1);
+        QVERIFY(sql(QStringLiteral("DROP TRIGGER refuse_release")));
+        const QString firstRow = QStringLiteral("FROM slot_claims WHERE request_id = '%1' AND slot_index = 0").arg(id);
+        QCOMPARE(value(QStringLiteral("SELECT release_kind ") + firstRow).toString(), QStringLiteral("failover"));
+        QVERIFY(!value(QStringLiteral("SELECT owner_replica FROM owner_slots WHERE account_id = 'acc_f5' AND "
+                                      "slot_index = 0"))
+                     .isNull()); // the release did fail
+        // The lease (3 s) runs out and the sweep (every second) takes the slot back.
+        QTRY_VERIFY_WITH_TIMEOUT(value(QStringLiteral("SELECT owner_replica FROM owner_slots WHERE account_id = "
+                                                      "'acc_f5' AND slot_index = 0"))
+                                     .isNull(),
+                                 10000);
+        QCOMPARE(value(QStringLiteral("SELECT settlements ") + firstRow).toInt(), 0);
+        QCOMPARE(value(QStringLiteral("SELECT release_kind ") + firstRow).toString(), QStringLiteral("failover"));
+        QCOMPARE(value(QStringLiteral("SELECT count(*) FROM request_log WHERE request_id = '%1'").arg(id)).toInt(), 0);
+        QVERIFY(m_ledger->holds(id) && m_ledger->leaseCurrent(id));
+    }
+
     void cleanupTestCase()
     {
         m_ledger.reset();

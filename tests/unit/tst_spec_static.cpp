@@ -56,7 +56,7 @@ const QStringList kLiveness{
     QStringLiteral("TearEventuallyRecovers"),
 };
 
-// The 18 controls the issue names, with the property each must violate.
+// The 21 controls (the 18 the issue names and three for failover), with the property each must violate.
 const QMap<QString, QString> kControls{
     {QStringLiteral("ignore-owner-epoch"), QStringLiteral("Inv5SingleOwnerCAS|Inv1AnchorCurrent")},
     {QStringLiteral("ignore-anchor-lineage"), QStringLiteral("Inv1AnchorCurrent")},
@@ -76,6 +76,9 @@ const QMap<QString, QString> kControls{
     {QStringLiteral("cross-account-anchor"), QStringLiteral("Inv10AnchorAccountOwnership")},
     {QStringLiteral("conflated-timers"), QStringLiteral("Inv11PreResponseBudget")},
     {QStringLiteral("unbounded-backoff"), QStringLiteral("PROPERTY:TearEventuallyRecovers")},
+    {QStringLiteral("unfenced-failover-release"), QStringLiteral("Inv5SingleOwnerCAS")},
+    {QStringLiteral("settle-on-failover"), QStringLiteral("Inv3ReservationSettledExactlyOnce")},
+    {QStringLiteral("failover-continuation"), QStringLiteral("Inv10AnchorAccountOwnership")},
 };
 
 QString flagFor(const QString &control)
@@ -204,7 +207,7 @@ void TestSpecStatic::livenessPropertiesAreDeclared()
 
 void TestSpecStatic::controlsFlagsAndMappingAgree()
 {
-    // cfg files = the 18 controls of the issue, each with its flag and expectation
+    // cfg files = the 21 controls, each with its flag and expectation
     QCOMPARE(sorted(m_cfgs.keys()), sorted(kControls.keys()));
     for (auto it = kControls.constBegin(); it != kControls.constEnd(); ++it) {
         const auto cfg = m_cfgs.value(it.key());
@@ -306,7 +309,7 @@ void TestSpecStatic::keyGuardsArePresent_data()
         500);
     // Delivery only into itself, only once, only for an acquired turn.
     row("deliver once acquired", "/* GUARD deliver-once-acquired */",
-        "#define CAN_DELIVER_SELF(t) (TERMINAL(t) && acquisitions[t] == 1 && !delivered[t])", 100);
+        "#define CAN_DELIVER_SELF(t) (TERMINAL(t) && acquisitions[t] > 0 && !delivered[t])", 100);
     // Shutdown: no registration, completed => delivered.
     row("shutdown complete", "/* GUARD shutdown-complete */",
         "(shutdownPhase == SD_DRAINING && !registered[0] && !registered[1] && COMPLETED_DELIVERED(0) && "
@@ -321,8 +324,8 @@ void TestSpecStatic::keyGuardsArePresent_data()
         "(retryBackoff < MAX_BACKOFF || W_UNBOUNDED_BACKOFF)", 200);
     row("retry within max", "#define CAN_RETRY", "(clientRetry == CR_TORN && retryBackoff <= MAX_BACKOFF)", 60);
     // Inv5 pins replica and epoch to the durable row.
-    row("inv5 pins owner", "#define INV5_TURN(t)", "(LIVE(t) -> (treplica[t] == owner && tepoch[t] == ownerEpoch) : 1)",
-        80);
+    row("inv5 pins owner", "#define INV5_TURN(t)",
+        "(LIVE_ON_SLOT(t) -> (treplica[t] == owner && tepoch[t] == ownerEpoch) : 1)", 80);
     // Cancel of a held reservation settles it (escape only via skip_release_on_cancel).
     row("cancel settles", "inline CancelTurn(t) {",
         ":: (reservation[t] == R_HELD && !W_SKIP_RELEASE_ON_CANCEL) -> settlements[t] = INC(settlements[t]);", 200);

@@ -342,6 +342,20 @@ private slots:
         QVERIFY(accounts.setSlotCount(id, 2, &error));
         QCOMPARE(accounts.find(id)->slotCount, std::optional<int>(2));
         QVERIFY(!accounts.touchSelected(QStringLiteral("acc_missing"), &error));
+
+        // Two claims in one millisecond store values of their own: the first one's undo leaves the second's.
+        qint64 first = 0, second = 0;
+        QVERIFY2(accounts.touchSelected(id, &error, &first), qPrintable(error));
+        QVERIFY2(accounts.touchSelected(id, &error, &second), qPrintable(error));
+        QCOMPARE(first, m_clock.nowMs() + 1); // the earlier touch above stored now
+        QCOMPARE(second, first + 1);
+        QVERIFY2(accounts.undoSelected(id, m_clock.nowMs(), first, &error), qPrintable(error));
+        QCOMPARE(accounts.find(id)->lastSelectedMs, std::optional<qint64>(second));
+        QVERIFY(accounts.undoSelected(id, m_clock.nowMs(), second, &error));
+        QCOMPARE(accounts.find(id)->lastSelectedMs, std::optional<qint64>(m_clock.nowMs()));
+        m_clock.advance(10); // the clock passed the stored value: now again
+        QVERIFY(accounts.touchSelected(id, &error, &first));
+        QCOMPARE(first, m_clock.nowMs());
     }
 
     void usageKeepsUnknownsNull()

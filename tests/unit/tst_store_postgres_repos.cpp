@@ -1,11 +1,12 @@
 // The repositories on a real PostgreSQL 15 server (PostgresServer): accounts (dedup, lookup, aliases, runtime
 // state, removal) with the change counter, usage, the request log, anchors and affinity, settings and the pin,
-// refresh claims, token totals, and two replicas importing the same accounts at once. The secret store on
-// PostgreSQL: tst_secret_database_postgres.
+// refresh claims, token totals, a failover's given-up claim closed by the next claim, and two replicas importing the
+// same accounts at once. The secret store on PostgreSQL: tst_secret_database_postgres.
 #include "ManualClock.h"
 #include "TestSupport.h"
 #include "accounts/AuthJson.h"
 #include "lib/PostgresServer.h"
+#include "ownership/OwnerSlotRepository.h"
 #include "store/AccountRepository.h"
 #include "store/AnchorRepository.h"
 #include "store/Database.h"
@@ -15,10 +16,10 @@
 #include "store/UsageTotals.h"
 
 #include <QMutex>
-#include <QWaitCondition>
 #include <QSqlQuery>
 #include <QTest>
 #include <QThread>
+#include <QWaitCondition>
 
 using namespace sy;
 
@@ -215,6 +216,14 @@ private slots:
         QCOMPARE(accounts.find(bob->id)->lastSelectedMs, std::optional<qint64>(later));
         QVERIFY(accounts.undoSelected(bob->id, 123, later, &error));
         QCOMPARE(accounts.find(bob->id)->lastSelectedMs, std::optional<qint64>(123));
+        // Two claims in one millisecond store values of their own (the second one's is the first's + 1 ms).
+        qint64 first = 0, second = 0;
+        QVERIFY2(accounts.touchSelected(bob->id, &error, &first), qPrintable(error));
+        QVERIFY2(accounts.touchSelected(bob->id, &error, &second), qPrintable(error));
+        QCOMPARE(first, m_clock.nowMs());
+        QCOMPARE(second, first + 1);
+        QVERIFY(accounts.undoSelected(bob->id, 123, first, &error));
+        QCOMPARE(accounts.find(bob->id)->lastSelectedMs, std::optional<qint64>(second));
         QVERIFY(!accounts.setStatus(alice->id, QStringLiteral("sleepy"), QString(), &error));
 
         // Removal cascades to usage, anchors, affinity and the pin; the request log stays.
@@ -359,6 +368,38 @@ private slots:
         QCOMPARE(affinity.accountFor(QStringLiteral("s1")), std::optional<QString>(b));
         QCOMPARE(affinity.pruneOlderThan(m_clock.nowMs() + 1, &error), 1);
         QVERIFY(!affinity.accountFor(QStringLiteral("s1")));
+    }
+
+    // The next claim of a request that gave up a claim (a failover) closes it in the claim's own transaction,
+    // so a restart's reclaim settles the request once, on the next claim (tst_ownership_store, finding F5).
+    void aNextClaimClosesTheGivenUpClaim()
+    {
+        const QString a = addAccount(QStringLiteral("personal-alice.json"));
+        OwnerSlotRepository repo(*m_db);
+        QString error;
+        const auto me = repo.registerReplica(QStringLiteral("rep_pg"), m_clock.nowMs(), &error);
+        QVERIFY2(me, qPrintable(error));
+        ClaimAttempt c;
+        c.requestId = QStringLiteral("req_pg");
+        c.accountId = a;
+        c.route = QStringLiteral("/v1/responses");
+        c.startedAtMs = c.nowMs = m_clock.nowMs();
+        c.replica = *me;
+        c.leaseMs = 60000;
+        QVERIFY(repo.claim(c, &error).kind == ClaimOutcome::Kind::Claimed);
+        c.slot = 1;
+        c.nowMs += 1;
+        c.closesGivenUpClaims = true;
+        QVERIFY2(repo.claim(c, &error).kind == ClaimOutcome::Kind::Claimed, qPrintable(error));
+        const auto restarted = repo.registerReplica(QStringLiteral("rep_pg"), c.nowMs + 1, &error);
+        QVERIFY2(restarted, qPrintable(error));
+        QCOMPARE(repo.reclaimPreviousIncarnations(*restarted, c.nowMs + 1, &error), 2);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT string_agg(slot_index || ':' || release_kind || ':' || "
+                                              "settlements, ',' ORDER BY slot_index) FROM slot_claims"))
+                     .toString(),
+                 QStringLiteral("0:failover:0,1:reclaimed_restart:1"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log WHERE request_id = 'req_pg'")).toInt(),
+                 1);
     }
 
     void settingsPinAndStrategy()
