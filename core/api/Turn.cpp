@@ -81,7 +81,7 @@ Turn::~Turn()
 void Turn::start()
 {
     m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs, m_request->completedAtUs);
-    m_requestBodyBytes = m_request->body.size();
+    m_requestBodyBytes = m_request->wireBodyBytes;
     const bool claiming = claimBeforeScan();
     const bool prepared = prepare();
     // What goes upstream is m_upstreamBody now (for Codex the same bytes, shared); the original is not needed.

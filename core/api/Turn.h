@@ -134,7 +134,7 @@ private:
 
     // Parsed request
     QByteArray m_upstreamBody;
-    qsizetype m_requestBodyBytes = 0; // the client's body as it arrived (decoded)
+    qint64 m_requestBodyBytes = 0; // the client's body as sent (before decoding), as its Content-Length counts it
     QString m_model;
     QString m_sessionKey;
     QString m_previousResponseId;

@@ -269,8 +269,12 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
         return conflict();
     q.finish();
     if (!before.ownerReplica.isEmpty()) {
-        // The previous owner's lease had expired: its turn is over as far as the protocol is concerned.
+        // The previous owner's lease had expired: its turn is over as far as the protocol is concerned. Unless
+        // that claim is one this request gave up (its release never committed): closed first, it is not
+        // settled here, and this claim settles the request.
         out.reclaimedExpired = true;
+        if (!closeGivenUpClaims(q, a, error))
+            return fail(*error);
         if (!settleOrphan(before.accountId, before.slot, before.epoch, QStringLiteral("reclaimed_expired"), a.nowMs,
                           error) ||
             !bumpReplicaCounter(a.replica, "lease_reclaims", 1, error))
@@ -290,18 +294,9 @@ ClaimOutcome OwnerSlotRepository::recordClaim(QSqlQuery &q, const ClaimAttempt &
         return out;
     };
     const qint64 newEpoch = a.expectedEpoch + 1;
-    // Before this claim's own row, which must stay open. Only the ledger row: the given-up claim's slot is
-    // freed by its own (fenced) release, or by a reclaim once its lease, which nobody renews, runs out.
-    if (a.closesGivenUpClaims) {
-        if (!m_db.prepare(q,
-                          QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = 'failover' WHERE "
-                                         "request_id = ? AND released_at_ms IS NULL AND settlements = 0"),
-                          error))
-            return fail(*error);
-        Database::bindAll(q, {a.nowMs, a.requestId});
-        if (!m_db.exec(q, error))
-            return fail(*error);
-    }
+    // Before this claim's own row, which must stay open.
+    if (!closeGivenUpClaims(q, a, error))
+        return fail(*error);
     if (!m_db.prepare(q,
                       QStringLiteral("INSERT INTO slot_claims (request_id, account_id, slot_index, owner_epoch, "
                                      "replica_id, incarnation, route, started_at_ms, claimed_at_ms, durable_status, "
@@ -378,123 +373,6 @@ bool OwnerSlotRepository::stillOwned(const ReplicaIdentity &me, const HeldSlot &
     q.addBindValue(me.incarnation);
     q.addBindValue(nowMs);
     return m_db.exec(q, error) && q.next() && q.value(0).toInt() == 1;
-}
-
-bool OwnerSlotRepository::releaseForFailover(const ReplicaIdentity &me, const HeldSlot &held, qint64 nowMs,
-                                             QString *error)
-{
-    if (!held.isValid())
-        return true;
-    // Exactly this claim, never "every open claim of the request": the request's next claim (urgent) may have
-    // committed before this queued release ran, and it must stay held.
-    QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q,
-                      QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
-                                     "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
-                                     "slot_index = ? AND owner_epoch = ? AND owner_replica = ?"),
-                      error))
-        return false;
-    Database::bindAll(q, {held.accountId, held.slot, held.epoch, me.replicaId});
-    if (!m_db.exec(q, error))
-        return false;
-    if (!m_db.prepare(q,
-                      QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = 'failover' WHERE "
-                                     "request_id = ? AND account_id = ? AND slot_index = ? AND owner_epoch = ? "
-                                     "AND released_at_ms IS NULL"),
-                      error))
-        return false;
-    Database::bindAll(q, {nowMs, held.requestId, held.accountId, held.slot, held.epoch});
-    return m_db.exec(q, error);
-}
-
-std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdentity &me, const QString &requestId,
-                                                             const QString &responseId, qint64 nowMs, QString *error)
-{
-    SettleOutcome out;
-    QSqlQuery q = m_db.query();
-    // The request's last claim: the open one, or one a reclaim already settled.
-    if (!m_db.prepare(q,
-                      QStringLiteral("SELECT account_id, slot_index, owner_epoch, settlements, released_at_ms FROM "
-                                     "slot_claims WHERE request_id = ? ORDER BY claimed_at_ms DESC, owner_epoch DESC"),
-                      error))
-        return std::nullopt;
-    Database::bindAll(q, {requestId});
-    if (!m_db.exec(q, error))
-        return std::nullopt;
-    std::optional<HeldSlot> open;
-    std::optional<HeldSlot> latest;
-    bool settledByOther = false;
-    while (q.next()) {
-        const HeldSlot h{requestId, q.value(0).toString(), q.value(1).toInt(), q.value(2).toLongLong()};
-        if (!latest)
-            latest = h;
-        if (q.value(4).isNull() && !open)
-            open = h;
-        if (q.value(3).toInt() > 0)
-            settledByOther = true;
-    }
-    q.finish();
-    // (Fault build only: double-settle settles the latest claim again, whoever settled it before.)
-    if (!open && SY_FAULT("double-settle"))
-        open = latest;
-    if (!open && latest && !settledByOther) {
-        // The request gave up after a failover released its last slot: its settlement goes on that claim.
-        if (!m_db.prepare(q,
-                          QStringLiteral("UPDATE slot_claims SET settlements = settlements + 1, response_id = ? "
-                                         "WHERE request_id = ? AND account_id = ? AND slot_index = ? AND "
-                                         "owner_epoch = ? AND settlements = 0"),
-                          error))
-            return std::nullopt;
-        Database::bindAll(q, {nullableText(responseId), requestId, latest->accountId, latest->slot, latest->epoch});
-        if (!m_db.exec(q, error))
-            return std::nullopt;
-        out.hadClaim = true;
-        return out;
-    }
-    if (!open) {
-        out.hadClaim = settledByOther;
-        out.ownerLost = settledByOther;
-        out.settledElsewhere = settledByOther;
-        return out;
-    }
-    out.hadClaim = true;
-    // Exactly once: only an unsettled claim takes this settlement.
-    const QString settle = QStringLiteral("UPDATE slot_claims SET settlements = settlements + 1, released_at_ms = ?, "
-                                          "release_kind = 'settled', response_id = ? WHERE request_id = ? AND "
-                                          "account_id = ? AND slot_index = ? AND owner_epoch = ?");
-    if (!m_db.prepare(q, SY_FAULT("double-settle") ? settle : settle + QStringLiteral(" AND settlements = 0"), error))
-        return std::nullopt;
-    Database::bindAll(q, {nowMs, nullableText(responseId), requestId, open->accountId, open->slot, open->epoch});
-    if (!m_db.exec(q, error))
-        return std::nullopt;
-    if (q.numRowsAffected() != 1) {
-        out.ownerLost = true;
-        out.settledElsewhere = true;
-        return out;
-    }
-    q.finish();
-    if (SY_FAULT("leak-owner-on-terminal"))
-        return out;
-    // The fenced release: only while the row still carries this claim's epoch and this replica.
-    if (!m_db.prepare(q,
-                      QStringLiteral("UPDATE owner_slots SET owner_replica = NULL, owner_incarnation = NULL, "
-                                     "owner_request_id = NULL, lease_expires_ms = NULL WHERE account_id = ? AND "
-                                     "slot_index = ? AND owner_epoch = ? AND owner_replica = ?"),
-                      error))
-        return std::nullopt;
-    Database::bindAll(q, {open->accountId, open->slot, open->epoch, me.replicaId});
-    if (!m_db.exec(q, error))
-        return std::nullopt;
-    if (q.numRowsAffected() == 1) {
-        SlotState s;
-        s.accountId = open->accountId;
-        s.slot = open->slot;
-        s.epoch = open->epoch;
-        out.released = s;
-    } else {
-        out.ownerLost = true; // the row moved on (lease expired and reclaimed) before the settlement
-    }
-    return out;
 }
 
 QList<SlotState> OwnerSlotRepository::allSlots(QString *error)

@@ -71,6 +71,14 @@ private:
     ClaimOutcome recordClaim(QSqlQuery &q, const ClaimAttempt &a, const QString &status,
                              const std::optional<qint64> &cooldownUntil, const std::optional<QString> &anchorAccount,
                              ClaimOutcome out, QString *error);
+    // ClaimAttempt::closesGivenUpClaims: the request's open, unsettled claims are marked released for failover.
+    bool closeGivenUpClaims(QSqlQuery &q, const ClaimAttempt &a, QString *error);
+    // settleTurn() of a request whose earlier claim a reclaim settled: the open claim goes back unsettled.
+    std::optional<SettleOutcome> releaseSettledElsewhere(QSqlQuery &q, const ReplicaIdentity &me, const HeldSlot &open,
+                                                         qint64 nowMs, SettleOutcome out, QString *error);
+    // Frees the claim's slot row, fenced by its epoch and this replica; *released names it when it was freed.
+    bool releaseFenced(QSqlQuery &q, const ReplicaIdentity &me, const HeldSlot &held,
+                       std::optional<SlotState> *released, QString *error);
     bool settleOrphan(const QString &accountId, int slot, qint64 epoch, const QString &kind, qint64 nowMs,
                       QString *error);
     bool bumpReplicaCounter(const ReplicaIdentity &me, const char *column, int by, QString *error);

@@ -71,15 +71,13 @@ class TestOwnershipProxy : public QObject
         return r.json();
     }
 
-    // Claims announced to the store thread by turns' heads (warm-ups included), from /api/status.
-    qint64 claimsAnnounced()
+    // A count of the store thread's waits (busy_poll in /api/status), e.g. the claims announced to it by turns'
+    // heads (warm-ups included) or the waits awake it began after a unit.
+    qint64 storeCount(const char *name)
     {
-        return status()
-            .value(QLatin1String("busy_poll"))
-            .toObject()
-            .value(QLatin1String("store_claims_announced"))
-            .toInteger(-1);
+        return status().value(QLatin1String("busy_poll")).toObject().value(QLatin1String(name)).toInteger(-1);
     }
+    qint64 claimsAnnounced() { return storeCount("store_claims_announced"); }
 
     // A turn sent on its own connection (so several can be in flight at once).
     std::unique_ptr<RawHttpClient> send(const QByteArray &path, const QByteArray &body, const HttpHeaderList &extra)
@@ -145,7 +143,8 @@ private slots:
 
     // The head of a body above kClaimSoonMaxBodyBytes (1 MiB) does not warm the store: its claim comes only once
     // the body has arrived, too late for the store thread to be waiting awake for it. (The test above shows that
-    // an idle store warms up within 5 heads; these 5 large heads, each given the same time, warm it none.)
+    // an idle store warms up within 5 heads; these 5 large heads, each given the same time, warm it none.) Nor
+    // is its settlement followed by a wait for its client's next claim; a small turn's is.
     void aLargeBodysHeadDoesNotWarmTheStore()
     {
         QVERIFY2(start(1, {}).isEmpty(), qPrintable(m_proxy->errorString()));
@@ -167,10 +166,21 @@ private slots:
             QCOMPARE(status().value(QLatin1String("store_warm_ups")).toInteger(), before);
             QCOMPARE(claimsAnnounced(), announcedBefore);
         }
+        const qint64 waitsBefore = storeCount("store_waits_after_job");
+        QVERIFY(waitsBefore >= 0);
         client->send(request.mid(headEnd));
         const std::optional<RawResponse> r = client->readResponse(15000);
         QVERIFY(r);
         QCOMPARE(r->status, 200);
+        QTest::qWait(300); // the settlement's unit has ended (the response came from its callback)
+        QCOMPARE(storeCount("store_waits_after_job"), waitsBefore);
+
+        const std::unique_ptr<RawHttpClient> small =
+            send("/backend-api/codex/responses", codexBody(QStringLiteral("small")), {{"session-id", session()}});
+        QVERIFY(small);
+        const std::optional<RawResponse> sr = small->readResponse(15000);
+        QVERIFY(sr && sr->status == 200);
+        QTRY_VERIFY(storeCount("store_waits_after_job") > waitsBefore);
     }
 
     // /api/status counts what the WAL checkpointer did: after a turn's writes a pass copies the WAL and the idle

@@ -370,7 +370,7 @@ private slots:
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log")).toInt(), 0);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims")).toInt(), 0);
         // The next claim, whose lease has not run out, settles the request.
-        const auto s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + kLease + 2, &error);
+        const auto s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + kLease + 1, &error);
         QVERIFY2(s, qPrintable(error));
         QVERIFY(s->released && s->released->accountId == QLatin1String("acc_2"));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT group_concat(account_id || ':' || release_kind || ':' || "
@@ -409,6 +409,58 @@ private slots:
                                               "released_at_ms IS NULL"))
                      .toInt(),
                  2);
+    }
+
+    // F5, the request's own next claim takes over the given-up claim's expired slot (same account, same slot):
+    // it closes that claim before the takeover's reclaim could settle it. Red when the close comes after.
+    void aNextClaimTakingOverItsOwnGivenUpSlotClosesItFirst()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        const ClaimOutcome first = claim(attempt(m_a, QStringLiteral("req_1"), 0, 0));
+        QVERIFY(first.kind == ClaimOutcome::Kind::Claimed);
+        ClaimAttempt next = attempt(m_a, QStringLiteral("req_1"), 0, first.held.epoch, kNow + kLease + 1);
+        next.closesGivenUpClaims = true;
+        const ClaimOutcome taken = claim(next);
+        QVERIFY(taken.kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(taken.reclaimedExpired);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log")).toInt(), 0);
+        const auto s = repo.settleTurn(m_a, QStringLiteral("req_1"), QString(), kNow + kLease + 2, &error);
+        QVERIFY2(s, qPrintable(error));
+        QVERIFY(!s->ownerLost && s->released);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT group_concat(owner_epoch || ':' || release_kind || ':' || "
+                                              "settlements) FROM (SELECT * FROM slot_claims ORDER BY owner_epoch)"))
+                     .toString(),
+                 QStringLiteral("1:failover:0,2:settled:1"));
+    }
+
+    // F5, the lease of the given-up claim runs out before the request's next claim (a long gate wait): a sweep
+    // settles it and books the request as lost first. The next claim then cannot close it, so its settlement
+    // releases it without a second settlement and reports the turn's owner lost, as the booking says. Red
+    // when settleTurn settles the open claim anyway.
+    void aRequestAReclaimSettledIsNotSettledAgainByItsNextClaim()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        QVERIFY(claim(attempt(m_a, QStringLiteral("req_1"), 0, 0)).kind == ClaimOutcome::Kind::Claimed);
+        QCOMPARE(repo.reclaimExpired(m_b, kNow + kLease + 1, &error), 1);
+        ClaimAttempt next = attempt(m_a, QStringLiteral("req_1"), 0, 0, kNow + kLease + 2);
+        next.accountId = QStringLiteral("acc_2");
+        next.closesGivenUpClaims = true;
+        QVERIFY(claim(next).kind == ClaimOutcome::Kind::Claimed);
+        const auto s =
+            repo.settleTurn(m_a, QStringLiteral("req_1"), QStringLiteral("resp_1"), kNow + kLease + 3, &error);
+        QVERIFY2(s, qPrintable(error));
+        QVERIFY(s->ownerLost && s->settledElsewhere);
+        QVERIFY(s->released && s->released->accountId == QLatin1String("acc_2"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT group_concat(account_id || ':' || release_kind || ':' || "
+                                              "settlements) FROM (SELECT * FROM slot_claims ORDER BY claimed_at_ms)"))
+                     .toString(),
+                 QStringLiteral("acc_1:reclaimed_expired:1,acc_2:settled_elsewhere:0"));
+        QVERIFY(
+            scalar(*m_db, QStringLiteral("SELECT owner_replica FROM owner_slots WHERE account_id = 'acc_2'")).isNull());
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT status || ':' || error_code FROM request_log")).toString(),
+                 QStringLiteral("failed:owner_lost"));
     }
 };
 

@@ -242,6 +242,7 @@ private slots:
         const quint64 hitsBefore = worker.jobSpinHits();
         std::atomic<int> warmRuns{0};
         worker.warmUp([&](Database &, QString *) { return ++warmRuns > 0; }); // refused while it waits awake
+        const quint64 skippedBeforeClaim = worker.jobSpinsSkipped();
         worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
         QTRY_COMPARE(ran.load(), 3);
         QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
@@ -249,20 +250,23 @@ private slots:
         QCOMPARE(worker.warmUps(), quint64(0));
         QVERIFY(worker.awakeWaitUs() > 0);
 
+        // The claim used the warm-up's announcement up: the thread sleeps after it.
+        QVERIFY(waitAbove([&] { return worker.jobSpinsSkipped(); }, skippedBeforeClaim));
+
         // A settlement whose client's next turn is not expected at once (a large body's: kClaimSoonMaxBodyBytes):
-        // the thread sleeps after it. (Past the wait the claim above began: it used the announcement up.)
-        QVERIFY(waitAbove([&] { return worker.jobSpinsSkipped(); }, none));
+        // the thread sleeps after it too.
         const quint64 skippedBefore = worker.jobSpinsSkipped();
         const quint64 spinsBefore = worker.jobSpins();
         worker.submitRetained([&](Database &, QString *) { return ++ran > 0; }, QStringLiteral("row"), nullptr, nullptr,
                               false);
         QTRY_COMPARE(ran.load(), 4);
-        QVERIFY(waitAbove([&] { return worker.jobSpinsSkipped(); }, skippedBefore));
+        QVERIFY(waitAbove([&] { return worker.jobSpins() + worker.jobSpinsSkipped(); }, spinsBefore + skippedBefore));
         QCOMPARE(worker.jobSpins(), spinsBefore);
+        QCOMPARE(worker.jobSpinsSkipped(), skippedBefore + 1);
 
         // Switched off, the thread sleeps after a job: no wait, and the next job is run by a posted drain.
         worker.setJobSpinUs(0);
-        QTest::qWait(150); // past the wait that the last job began (the warm-up above announced a claim)
+        QTest::qWait(150); // past the announcement of the warm-up above (its claim used it up anyway)
         const quint64 spinsOff = worker.jobSpins();
         worker.submitRetained([&](Database &, QString *) { return ++ran > 0; }, QStringLiteral("row"), nullptr,
                               nullptr);
