@@ -76,6 +76,8 @@ private:
     // settleTurn() of a request whose earlier claim a reclaim settled: the open claim goes back unsettled.
     std::optional<SettleOutcome> releaseSettledElsewhere(QSqlQuery &q, const ReplicaIdentity &me, const HeldSlot &open,
                                                          qint64 nowMs, SettleOutcome out, QString *error);
+    // Marks exactly this claim released as `kind`, without a settlement (if it is still open).
+    bool closeClaimUnsettled(QSqlQuery &q, const HeldSlot &held, const QString &kind, qint64 nowMs, QString *error);
     // Frees the claim's slot row, fenced by its epoch and this replica; *released names it when it was freed.
     bool releaseFenced(QSqlQuery &q, const ReplicaIdentity &me, const HeldSlot &held,
                        std::optional<SlotState> *released, QString *error);

@@ -39,16 +39,24 @@ bool OwnerSlotRepository::releaseForFailover(const ReplicaIdentity &me, const He
     // Exactly this claim, never "every open claim of the request": the request's next claim (urgent) may have
     // committed before this queued release ran, and it must stay held.
     QSqlQuery q = m_db.query();
-    if (!releaseFenced(q, me, held, nullptr, error))
-        return false;
+    return releaseFenced(q, me, held, nullptr, error) &&
+           closeClaimUnsettled(q, held, QStringLiteral("failover"), nowMs, error);
+}
+
+bool OwnerSlotRepository::closeClaimUnsettled(QSqlQuery &q, const HeldSlot &held, const QString &kind, qint64 nowMs,
+                                              QString *error)
+{
     if (!m_db.prepare(q,
-                      QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = 'failover' WHERE "
-                                     "request_id = ? AND account_id = ? AND slot_index = ? AND owner_epoch = ? "
-                                     "AND released_at_ms IS NULL"),
+                      QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = ? WHERE request_id = ? "
+                                     "AND account_id = ? AND slot_index = ? AND owner_epoch = ? AND "
+                                     "released_at_ms IS NULL"),
                       error))
         return false;
-    Database::bindAll(q, {nowMs, held.requestId, held.accountId, held.slot, held.epoch});
-    return m_db.exec(q, error);
+    Database::bindAll(q, {nowMs, kind, held.requestId, held.accountId, held.slot, held.epoch});
+    if (!m_db.exec(q, error))
+        return false;
+    q.finish();
+    return true;
 }
 
 std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdentity &me, const QString &requestId,
@@ -137,16 +145,8 @@ std::optional<SettleOutcome> OwnerSlotRepository::releaseSettledElsewhere(QSqlQu
     // turn ends as owner_lost, as the booking says.
     out.ownerLost = true;
     out.settledElsewhere = true;
-    if (!m_db.prepare(q,
-                      QStringLiteral("UPDATE slot_claims SET released_at_ms = ?, release_kind = 'settled_elsewhere' "
-                                     "WHERE request_id = ? AND account_id = ? AND slot_index = ? AND owner_epoch = ? "
-                                     "AND released_at_ms IS NULL"),
-                      error))
-        return std::nullopt;
-    Database::bindAll(q, {nowMs, open.requestId, open.accountId, open.slot, open.epoch});
-    if (!m_db.exec(q, error))
-        return std::nullopt;
-    if (!releaseFenced(q, me, open, &out.released, error))
+    if (!closeClaimUnsettled(q, open, QStringLiteral("settled_elsewhere"), nowMs, error) ||
+        !releaseFenced(q, me, open, &out.released, error))
         return std::nullopt;
     return out;
 }
