@@ -91,4 +91,63 @@ int OwnerSlotRepository::reclaimExpired(const ReplicaIdentity &me, qint64 nowMs,
     return reclaimed;
 }
 
+int OwnerSlotRepository::settleAbandonedFailovers(const ReplicaIdentity &me, qint64 staleBeforeMs, QString *error)
+{
+    // The request's last claim (settleTurn's order) was closed as `failover` and none of its claims is open or
+    // settled: its turn was between a failover's release and its next claim, or about to settle on that claim.
+    // Nothing else can settle it once that turn's incarnation is gone: no slot row names it any more, so no
+    // reclaim reaches it. The partial index slot_claims_given_up holds exactly the rows the first two terms
+    // select.
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(
+            q,
+            QStringLiteral(
+                "SELECT c.request_id, c.account_id, c.slot_index, c.owner_epoch FROM slot_claims c JOIN replicas r "
+                "ON r.replica_id = c.replica_id WHERE c.release_kind = 'failover' AND c.settlements = 0 AND NOT "
+                "(c.replica_id = ? AND c.incarnation = ?) AND (r.incarnation > c.incarnation OR r.heartbeat_ms < ?) "
+                "AND NOT EXISTS (SELECT 1 FROM slot_claims o WHERE o.request_id = c.request_id AND (o.settlements > "
+                "0 OR o.released_at_ms IS NULL OR o.claimed_at_ms > c.claimed_at_ms OR (o.claimed_at_ms = "
+                "c.claimed_at_ms AND o.owner_epoch > c.owner_epoch)))"),
+            error))
+        return -1;
+    Database::bindAll(q, {me.replicaId, me.incarnation, staleBeforeMs});
+    if (!m_db.exec(q, error))
+        return -1;
+    QList<HeldSlot> abandoned;
+    while (q.next())
+        abandoned << HeldSlot{q.value(0).toString(), q.value(1).toString(), q.value(2).toInt(),
+                              q.value(3).toLongLong()};
+    q.finish();
+    int settled = 0;
+    for (const HeldSlot &h : std::as_const(abandoned)) {
+        // Fenced by settlements = 0: a second sweeper (another replica) finds it settled and books nothing.
+        if (!m_db.prepare(q,
+                          QStringLiteral("UPDATE slot_claims SET settlements = settlements + 1 WHERE request_id = ? "
+                                         "AND account_id = ? AND slot_index = ? AND owner_epoch = ? AND "
+                                         "settlements = 0"),
+                          error))
+            return -1;
+        Database::bindAll(q, {h.requestId, h.accountId, h.slot, h.epoch});
+        if (!m_db.exec(q, error))
+            return -1;
+        if (q.numRowsAffected() != 1)
+            continue;
+        q.finish();
+        if (!m_db.prepare(q,
+                          QStringLiteral("INSERT INTO request_log (request_id, started_at_ms, route, account_id, "
+                                         "status, error_code) SELECT request_id, started_at_ms, route, account_id, "
+                                         "'failed', 'owner_lost' FROM slot_claims WHERE request_id = ? AND "
+                                         "account_id = ? AND slot_index = ? AND owner_epoch = ? "
+                                         "ON CONFLICT (request_id) DO NOTHING"),
+                          error))
+            return -1;
+        Database::bindAll(q, {h.requestId, h.accountId, h.slot, h.epoch});
+        if (!m_db.exec(q, error))
+            return -1;
+        q.finish();
+        ++settled;
+    }
+    return settled;
+}
+
 } // namespace sy

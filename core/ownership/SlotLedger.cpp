@@ -13,6 +13,7 @@
 #include <QLoggingCategory>
 #include <QSaveFile>
 #include <QUuid>
+#include <cstdlib>
 
 Q_LOGGING_CATEGORY(lcLedger, "switchyard.ownership")
 
@@ -72,12 +73,14 @@ void SlotLedger::start(std::function<void(const QString &)> ready)
     {
         ReplicaIdentity identity;
         int reclaimed = 0;
+        int abandoned = 0;
         QList<SlotState> rows;
     };
     auto started = std::make_shared<Started>();
     const qint64 now = m_clock.nowMs();
+    const qint64 leaseMs = qint64(m_config->leaseTtlS) * 1000;
     m_store->submit(
-        [started, replicaId, now](Database &db, QString *error) {
+        [started, replicaId, now, leaseMs](Database &db, QString *error) {
             OwnerSlotRepository repo(db);
             const std::optional<ReplicaIdentity> me = repo.registerReplica(replicaId, now, error);
             if (!me)
@@ -85,6 +88,9 @@ void SlotLedger::start(std::function<void(const QString &)> ready)
             started->identity = *me;
             started->reclaimed = repo.reclaimPreviousIncarnations(*me, now, error);
             if (started->reclaimed < 0)
+                return false;
+            started->abandoned = repo.settleAbandonedFailovers(*me, now - leaseMs, error);
+            if (started->abandoned < 0)
                 return false;
             started->rows = repo.allSlots(error);
             return error->isEmpty();
@@ -104,6 +110,9 @@ void SlotLedger::start(std::function<void(const QString &)> ready)
             if (started->reclaimed > 0)
                 qCInfo(lcLedger).noquote() << "reclaimed" << started->reclaimed
                                            << "slots of this replica's previous incarnation";
+            if (started->abandoned > 0)
+                qCInfo(lcLedger).noquote() << "booked" << started->abandoned
+                                           << "requests abandoned between a failover and their next claim as lost";
             QHash<QString, QList<SlotState>> byAccount;
             for (const SlotState &s : started->rows)
                 byAccount[s.accountId].append(s);
@@ -269,6 +278,9 @@ void SlotLedger::releaseForFailover(const QString &requestId, std::function<void
         },
         this,
         [this, held, released](bool ok, const QString &) {
+            // (Fault build only: die in the window between the release and the request's next claim.)
+            if (ok && held.isValid() && !m_held.contains(held.requestId) && SY_FAULT("crash-after-failover-release"))
+                std::_Exit(86);
             if (ok && held.isValid()) {
                 auto &rows = m_rows[held.accountId];
                 auto it = rows.find(held.slot);
@@ -320,7 +332,9 @@ void SlotLedger::tick()
             if (!repo.renew(me, held, now, leaseMs, lost.get(), error))
                 return false;
             *reclaimed = repo.reclaimExpired(me, now, error);
-            return *reclaimed >= 0 && repo.saveGateBooks(me, admitted, left, queued, overloaded, now, error);
+            if (*reclaimed < 0 || repo.settleAbandonedFailovers(me, now - leaseMs, error) < 0)
+                return false;
+            return repo.saveGateBooks(me, admitted, left, queued, overloaded, now, error);
         },
         this,
         [this, held, lost, reclaimed, now, leaseMs](bool ok, const QString &error) {

@@ -16,7 +16,7 @@ class Database;
 // use TEXT, INTEGER (64-bit on both), REAL (double on both) and BLOB; PRIMARY KEY, UNIQUE, CHECK, REFERENCES,
 // DEFAULT, CREATE INDEX and ALTER TABLE ... ADD COLUMN. Not portable: AUTOINCREMENT, an INTEGER PRIMARY KEY
 // that is expected to number rows by itself, WITHOUT ROWID, STRICT, and any other SQLite-only clause.
-constexpr int kLatestSchemaVersion = 7;
+constexpr int kLatestSchemaVersion = 8;
 
 // Runs the statements that take a version-(v-1) schema to version v. Called inside migrate()'s transaction.
 bool applySchemaVersion(Database &db, int version, QString *error);

@@ -17,6 +17,9 @@
 //   conflated-timers       a pre_response kill is labelled stream_idle (Inv11)
 //   single-shared-timeout  one timer (request_total) bounds every stage (Inv2)
 //   misroute-producer      an upstream connection is reused before its response was read to the end (Inv6)
+//   crash-after-failover-release  not a missing guard but a test condition: the process exits (code 86)
+//                          when a failover's release committed while the request holds no next claim yet
+//                          (the crash the model leaves out; OwnerSlotRepository::settleAbandonedFailovers)
 //
 // The egress pool and health check (issue 7; docs/EGRESS.md), each caught by tests/probe or `health`:
 //   egress-record-wrong-proxy     an attempt is carried by one proxy of the pool and recorded as another

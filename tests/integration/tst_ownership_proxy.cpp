@@ -5,10 +5,12 @@
 // while a continuation waits for its owner, a durable pause made by another process, and anchors of another
 // session. The two-replica protocol is tst_ownership's.
 #include "lib/CodexRequests.h"
+#include "lib/DurableStateChecker.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
 #include "lib/RawHttpClient.h"
+#include "lib/TestFiles.h"
 #include "store/Database.h"
 #include "store/SettingsRepository.h"
 
@@ -50,9 +52,12 @@ class TestOwnershipProxy : public QObject
     FakeUpstreamProcess m_fake;
     std::unique_ptr<ProxyProcess> m_proxy;
 
-    QString start(int accounts, const QJsonObject &config, const QHash<QString, QString> &env = {})
+    QString start(int accounts, const QJsonObject &config, const QHash<QString, QString> &env = {},
+                  const QString &binary = {})
     {
         m_proxy = std::make_unique<ProxyProcess>();
+        if (!binary.isEmpty())
+            m_proxy->setBinary(binary);
         for (auto it = env.begin(); it != env.end(); ++it)
             m_proxy->setEnv(it.key(), it.value());
         QJsonObject c = config;
@@ -512,6 +517,72 @@ private slots:
         const auto ok = served->readResponse(15000);
         QVERIFY(ok);
         QCOMPARE(ok->status, 200);
+    }
+
+    // A crash in the window the model leaves out: a failover's release committed while the request waits at
+    // the gate for its next claim (the fault build exits there: crash-after-failover-release). No slot row
+    // names the request any more, so no reclaim reaches it; the next start books it once, as owner_lost, on
+    // the claim it gave up, and the durable state keeps every ownership invariant. Red without
+    // OwnerSlotRepository::settleAbandonedFailovers (the request never gets a request-log row).
+    void aCrashBetweenAFailoversReleaseAndItsNextClaimIsBookedByTheNextStart()
+    {
+        const QString faults = qEnvironmentVariable("SWITCHYARD_FAULTS_BIN");
+        QVERIFY2(!faults.isEmpty(), "run through ctest (SWITCHYARD_FAULTS_BIN)");
+        QVERIFY2(start(2, {{QStringLiteral("slots_per_account"), 1}, {QStringLiteral("gate_wait_s"), 30}},
+                       {{QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("crash-after-failover-release")}}, faults)
+                     .isEmpty(),
+                 qPrintable(m_proxy->errorString()));
+        const FakeAccount holding = m_proxy->accounts().at(0), limited = m_proxy->accounts().at(1);
+        QVERIFY(m_fake.script(holding.chatgptAccountId, {QStringLiteral("stall_mid")}));
+        // A turn stalls mid-stream on `holding`'s only slot (round robin sends the next turn there if this one
+        // went to `limited`, where it completes).
+        std::unique_ptr<RawHttpClient> holder;
+        for (int i = 0; i < 3 && !holder; ++i) {
+            auto turn = send("/backend-api/codex/responses", codexBody(QStringLiteral("holder")), {});
+            QVERIFY(turn && turn->waitForBodyContaining("response.output_text.delta", 10000));
+            if (aliasOf(turn->partial()) == holding.alias)
+                holder = std::move(turn);
+            else
+                QVERIFY(turn->readResponse(10000));
+        }
+        QVERIFY(holder);
+        // The next turn can only go to `limited`, gets a 429 there, and fails over to the busy slot: it waits
+        // at the gate while its release commits, and the fault build exits.
+        QVERIFY(m_fake.script(limited.chatgptAccountId, {QStringLiteral("429")}, true));
+        auto waiter = send("/backend-api/codex/responses", codexBody(QStringLiteral("waiter")), {});
+        QTRY_VERIFY_WITH_TIMEOUT(!m_proxy->isRunning(), 15000);
+
+        const QString database = m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite");
+        const auto column = [&database](const QString &sql) {
+            QString error;
+            const QStringList out = readSqliteColumn(database, sql, &error);
+            return error.isEmpty() ? out : QStringList{error};
+        };
+        // Exactly one request was in the window: every claim of it closed, none settled.
+        const QStringList lost = column(
+            QStringLiteral("SELECT request_id FROM slot_claims GROUP BY request_id HAVING sum(settlements) = 0 AND "
+                           "sum(CASE WHEN released_at_ms IS NULL THEN 1 ELSE 0 END) = 0"));
+        QCOMPARE(lost.size(), 1);
+        const QString kinds =
+            QStringLiteral("SELECT release_kind || ':' || settlements FROM slot_claims WHERE request_id = '%1'")
+                .arg(lost.constFirst());
+        QCOMPARE(column(kinds), QStringList{QStringLiteral("failover:0")});
+
+        m_proxy->setBinary(qEnvironmentVariable("SWITCHYARD_BIN"));
+        m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QString());
+        QVERIFY2(m_proxy->start(m_fake.baseUrl()), qPrintable(m_proxy->errorString()));
+        const QJsonObject row = m_proxy->waitForRequest(lost.constFirst());
+        QVERIFY2(!row.isEmpty(), "the next start booked no request-log row for the request");
+        QCOMPARE(row.value(QLatin1String("status")).toString(), QStringLiteral("failed"));
+        QCOMPARE(row.value(QLatin1String("error_code")).toString(), QStringLiteral("owner_lost"));
+        QCOMPARE(row.value(QLatin1String("account_id")).toString(), limited.id);
+        QCOMPARE(column(kinds), QStringList{QStringLiteral("failover:1")});
+        QCOMPARE(m_proxy->stop(), 0);
+        DurableStateChecker checker(database);
+        checker.setQuiescent(true);
+        QString error;
+        QVERIFY2(checker.run(&error), qPrintable(error));
+        QVERIFY2(checker.violations().isEmpty(), qPrintable(checker.report(10)));
     }
 };
 

@@ -124,6 +124,19 @@ class tst_StorePostgresRepos : public QObject
         return result->id;
     }
 
+    // Request req_pg's claim of `account`'s slot 0, made now by `me` with a 60 s lease.
+    ClaimAttempt firstClaim(const ReplicaIdentity &me, const QString &account) const
+    {
+        ClaimAttempt c;
+        c.requestId = QStringLiteral("req_pg");
+        c.accountId = account;
+        c.route = QStringLiteral("/v1/responses");
+        c.startedAtMs = c.nowMs = m_clock.nowMs();
+        c.replica = me;
+        c.leaseMs = 60000;
+        return c;
+    }
+
 private slots:
     void initTestCase()
     {
@@ -379,13 +392,7 @@ private slots:
         QString error;
         const auto me = repo.registerReplica(QStringLiteral("rep_pg"), m_clock.nowMs(), &error);
         QVERIFY2(me, qPrintable(error));
-        ClaimAttempt c;
-        c.requestId = QStringLiteral("req_pg");
-        c.accountId = a;
-        c.route = QStringLiteral("/v1/responses");
-        c.startedAtMs = c.nowMs = m_clock.nowMs();
-        c.replica = *me;
-        c.leaseMs = 60000;
+        ClaimAttempt c = firstClaim(*me, a);
         QVERIFY(repo.claim(c, &error).kind == ClaimOutcome::Kind::Claimed);
         c.slot = 1;
         c.nowMs += 1;
@@ -400,6 +407,31 @@ private slots:
                  QStringLiteral("0:failover:0,1:reclaimed_restart:1"));
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log WHERE request_id = 'req_pg'")).toInt(),
                  1);
+    }
+
+    // settleAbandonedFailovers' SQL (a join, NOT EXISTS, the partial index) on PostgreSQL: a request whose
+    // failover release committed before the process died is booked once by the restart.
+    void aRestartBooksAFailoverThatNeverReachedItsNextClaim()
+    {
+        const QString a = addAccount(QStringLiteral("personal-alice.json"));
+        OwnerSlotRepository repo(*m_db);
+        QString error;
+        const auto me = repo.registerReplica(QStringLiteral("rep_pg"), m_clock.nowMs(), &error);
+        QVERIFY2(me, qPrintable(error));
+        ClaimAttempt c = firstClaim(*me, a);
+        const ClaimOutcome first = repo.claim(c, &error);
+        QVERIFY2(first.kind == ClaimOutcome::Kind::Claimed, qPrintable(error));
+        QVERIFY2(repo.releaseForFailover(*me, first.held, c.nowMs + 1, &error), qPrintable(error));
+        QCOMPARE(repo.settleAbandonedFailovers(*me, c.nowMs + 1000000, &error), 0);
+        const auto restarted = repo.registerReplica(QStringLiteral("rep_pg"), c.nowMs + 2, &error);
+        QVERIFY2(restarted, qPrintable(error));
+        QCOMPARE(repo.settleAbandonedFailovers(*restarted, c.nowMs + 2 - 60000, &error), 1);
+        QCOMPARE(repo.settleAbandonedFailovers(*restarted, c.nowMs + 2 - 60000, &error), 0);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT release_kind || ':' || settlements FROM slot_claims")).toString(),
+                 QStringLiteral("failover:1"));
+        QCOMPARE(
+            scalar(*m_db, QStringLiteral("SELECT error_code FROM request_log WHERE request_id = 'req_pg'")).toString(),
+            QStringLiteral("owner_lost"));
     }
 
     void settingsPinAndStrategy()

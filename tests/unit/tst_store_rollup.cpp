@@ -97,6 +97,7 @@ private slots:
             // ...and without what later versions added, so the migrations run again from version 5 on.
             QVERIFY(db.exec(QStringLiteral("DROP TABLE api_key_requests"), &error));
             QVERIFY(db.exec(QStringLiteral("DROP TABLE api_keys"), &error));
+            QVERIFY(db.exec(QStringLiteral("DROP INDEX slot_claims_given_up"), &error));
             QVERIFY(db.exec(QStringLiteral("DELETE FROM schema_version WHERE version >= 5"), &error));
         }
         Database db;
