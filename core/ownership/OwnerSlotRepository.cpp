@@ -38,7 +38,8 @@ std::optional<ReplicaIdentity> OwnerSlotRepository::registerReplica(const QStrin
                       QStringLiteral("INSERT INTO replicas (replica_id, incarnation, started_at_ms, heartbeat_ms) "
                                      "VALUES (?, 1, ?, ?) ON CONFLICT (replica_id) DO UPDATE SET "
                                      "incarnation = replicas.incarnation + 1, started_at_ms = excluded.started_at_ms, "
-                                     "heartbeat_ms = excluded.heartbeat_ms, draining_since_ms = NULL, "
+                                     "heartbeat_ms = excluded.heartbeat_ms, alive_until_ms = NULL, "
+                                     "draining_since_ms = NULL, "
                                      "stopped_at_ms = NULL, gate_admitted = 0, gate_left = 0, gate_queued = 0, "
                                      "gate_overloaded = 0, cas_conflicts = 0, lease_reclaims = 0"),
                       error))
@@ -350,10 +351,12 @@ bool OwnerSlotRepository::renew(const ReplicaIdentity &me, const QList<HeldSlot>
         if (q.numRowsAffected() != 1 && lost)
             lost->append(h);
     }
-    if (!m_db.prepare(q, QStringLiteral("UPDATE replicas SET heartbeat_ms = ? WHERE replica_id = ?"), error))
+    // alive_until_ms: until when this incarnation vouches for itself, by its own lease TTL (another replica's
+    // may differ), read by settleAbandonedFailovers.
+    if (!m_db.prepare(
+            q, QStringLiteral("UPDATE replicas SET heartbeat_ms = ?, alive_until_ms = ? WHERE replica_id = ?"), error))
         return false;
-    q.addBindValue(nowMs);
-    q.addBindValue(me.replicaId);
+    Database::bindAll(q, {nowMs, nowMs + leaseMs, me.replicaId});
     return m_db.exec(q, error);
 }
 

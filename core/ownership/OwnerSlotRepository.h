@@ -33,9 +33,11 @@ public:
     int reclaimExpired(const ReplicaIdentity &me, qint64 nowMs, QString *error);
     // Books as lost, once, each request left with no open claim and no settlement: a failover released (or its
     // next claim closed) its last claim and the turn died before its next claim or its settlement. Only claims
-    // of an incarnation that is gone: its replica started again, or its heartbeat is older than staleBeforeMs
-    // (never this incarnation's own). Returns how many requests, -1 on error.
-    int settleAbandonedFailovers(const ReplicaIdentity &me, qint64 staleBeforeMs, QString *error);
+    // of an incarnation that is gone: its replica started again, or its alive_until_ms (its last renewal plus
+    // its own lease TTL; for one that never renewed, its start plus leaseMs) is before nowMs; never this
+    // incarnation's own. Also retires from the search the given-up claims whose request settled elsewhere.
+    // Returns how many requests it booked, -1 on error.
+    int settleAbandonedFailovers(const ReplicaIdentity &me, qint64 nowMs, qint64 leaseMs, QString *error);
 
     // The claim: the durable re-check of the account (status, cooldown, existence) and of the anchor, then a
     // compare-and-set of the slot row from `expectedEpoch` to expectedEpoch + 1 naming this replica, and a

@@ -101,6 +101,9 @@ std::optional<SettleOutcome> OwnerSlotRepository::settleTurn(const ReplicaIdenti
         if (!m_db.exec(q, error))
             return std::nullopt;
         out.hadClaim = true;
+        // Settled meanwhile by another replica's settleAbandonedFailovers (a concurrent transaction on
+        // PostgreSQL): booked as lost there, so the turn is too.
+        out.ownerLost = out.settledElsewhere = q.numRowsAffected() != 1;
         return out;
     }
     if (!open) {

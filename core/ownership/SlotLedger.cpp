@@ -89,7 +89,7 @@ void SlotLedger::start(std::function<void(const QString &)> ready)
             started->reclaimed = repo.reclaimPreviousIncarnations(*me, now, error);
             if (started->reclaimed < 0)
                 return false;
-            started->abandoned = repo.settleAbandonedFailovers(*me, now - leaseMs, error);
+            started->abandoned = repo.settleAbandonedFailovers(*me, now, leaseMs, error);
             if (started->abandoned < 0)
                 return false;
             started->rows = repo.allSlots(error);
@@ -332,7 +332,7 @@ void SlotLedger::tick()
             if (!repo.renew(me, held, now, leaseMs, lost.get(), error))
                 return false;
             *reclaimed = repo.reclaimExpired(me, now, error);
-            if (*reclaimed < 0 || repo.settleAbandonedFailovers(me, now - leaseMs, error) < 0)
+            if (*reclaimed < 0 || repo.settleAbandonedFailovers(me, now, leaseMs, error) < 0)
                 return false;
             return repo.saveGateBooks(me, admitted, left, queued, overloaded, now, error);
         },

@@ -265,14 +265,18 @@ const QStringList &version7()
     return statements;
 }
 
-// Version 8: what OwnerSlotRepository::settleAbandonedFailovers searches every lease tick: claims closed by a
-// failover and not settled. A partial index holds only those (a request's few between a failover's release and
-// its next claim or its settlement), so the ledger's other rows cost it nothing and the search no scan.
+// Version 8: what OwnerSlotRepository::settleAbandonedFailovers reads every lease tick. The partial index holds
+// the claims closed by a failover, not settled and not yet found settled elsewhere (swept_at_ms): a request's
+// few between a failover's release and its next claim or its settlement, until the next tick after that, so
+// the search reads a handful of entries whatever the ledger's size. replicas.alive_until_ms is until when an
+// incarnation vouches for itself (its heartbeat plus its own lease TTL).
 const QStringList &version8()
 {
     static const QStringList statements = {
+        QStringLiteral("ALTER TABLE slot_claims ADD COLUMN swept_at_ms INTEGER"),
+        QStringLiteral("ALTER TABLE replicas ADD COLUMN alive_until_ms INTEGER"),
         QStringLiteral("CREATE INDEX slot_claims_given_up ON slot_claims (request_id) WHERE release_kind = "
-                       "'failover' AND settlements = 0")};
+                       "'failover' AND settlements = 0 AND swept_at_ms IS NULL")};
     return statements;
 }
 

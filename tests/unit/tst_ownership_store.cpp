@@ -419,8 +419,12 @@ private slots:
     {
         QString error;
         OwnerSlotRepository repo(*m_db);
-        const auto releasedAndGone = [&](const QString &request, int slot) {
-            const ClaimOutcome c = claim(attempt(m_a, request, slot, 0));
+        const auto releasedAndGone = [&](const QString &request, int slot, const QString &account = {}) {
+            ClaimAttempt a = attempt(m_a, request, slot, 0);
+            if (!account.isEmpty())
+                a.accountId = account;
+            a.closesGivenUpClaims = true;
+            const ClaimOutcome c = claim(a);
             return c.kind == ClaimOutcome::Kind::Claimed && repo.releaseForFailover(m_a, c.held, kNow + 1, &error);
         };
         QVERIFY(releasedAndGone(QStringLiteral("req_lost"), 0));
@@ -436,45 +440,69 @@ private slots:
         const ClaimOutcome secondClaim = claim(second);
         QVERIFY(secondClaim.kind == ClaimOutcome::Kind::Claimed);
         QVERIFY(repo.releaseForFailover(m_a, secondClaim.held, kNow + 3, &error));
+        // Failed over twice in one millisecond, on two accounts' slots of the same epoch: two last claims tie.
+        QVERIFY(releasedAndGone(QStringLiteral("req_tie"), 6));
+        QVERIFY(releasedAndGone(QStringLiteral("req_tie"), 6, QStringLiteral("acc_2")));
         // Gave up and settled on its given-up claim.
         QVERIFY(releasedAndGone(QStringLiteral("req_gave_up"), 3));
         const auto gaveUp = repo.settleTurn(m_a, QStringLiteral("req_gave_up"), QString(), kNow + 3, &error);
         QVERIFY2(gaveUp && gaveUp->hadClaim && !gaveUp->ownerLost, qPrintable(error));
-        // While this incarnation runs, none of them is touched, however old its heartbeat.
-        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + 10 * kLease, &error), 0);
+        // While this incarnation runs, none of them is touched, however late.
+        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + 10 * kLease, kLease, &error), 0);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log")).toInt(), 0);
 
         const auto restarted = repo.registerReplica(QStringLiteral("rep_a"), kNow + 5, &error);
         QVERIFY(restarted);
         QCOMPARE(repo.reclaimPreviousIncarnations(*restarted, kNow + 5, &error), 1); // req_moved's open claim
-        QCOMPARE(repo.settleAbandonedFailovers(*restarted, kNow + 5 - kLease, &error), 2);
-        QCOMPARE(repo.settleAbandonedFailovers(*restarted, kNow + 5 - kLease, &error), 0);
+        QCOMPARE(repo.settleAbandonedFailovers(*restarted, kNow + 5, kLease, &error), 3);
+        QCOMPARE(repo.settleAbandonedFailovers(*restarted, kNow + 6, kLease, &error), 0);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT group_concat(request_id || ':' || release_kind || ':' || "
-                                              "settlements) FROM (SELECT * FROM slot_claims ORDER BY slot_index)"))
+                                              "settlements) FROM (SELECT * FROM slot_claims WHERE request_id <> "
+                                              "'req_tie' ORDER BY slot_index)"))
                      .toString(),
                  QStringLiteral("req_lost:failover:1,req_moved:failover:0,req_moved:reclaimed_restart:1,"
                                 "req_gave_up:failover:1,req_twice:failover:0,req_twice:failover:1"));
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims WHERE request_id = 'req_tie'"))
+                     .toInt(),
+                 1);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT status || ':' || error_code || ':' || account_id || ':' || "
                                               "started_at_ms FROM request_log WHERE request_id = 'req_lost'"))
                      .toString(),
                  QStringLiteral("failed:owner_lost:acc_1:%1").arg(kNow));
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log")).toInt(), 3);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM request_log")).toInt(), 4);
+        // The given-up claims of settled requests have left the search (the index holds none of them).
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims INDEXED BY slot_claims_given_up WHERE "
+                                              "release_kind = 'failover' AND settlements = 0 AND swept_at_ms IS NULL"))
+                     .toInt(),
+                 0);
     }
 
-    // Another replica's turn died the same way and that replica never came back: it is booked once its
-    // heartbeat is older than the lease, not before. If that replica was only stalled and its turn goes on,
-    // the booking stands: the turn's next claim is released unsettled and the turn ends as owner_lost.
-    void anotherReplicasAbandonedFailoverIsBookedOnceItsHeartbeatIsStale()
+    // Another replica's turn died the same way and that replica never came back: it is booked once that
+    // replica stops vouching for itself (its last renewal plus its own lease TTL, which may be longer than this
+    // one's; for one that never renewed, its start plus this one's TTL), not before. If that replica was only
+    // stalled and its turn goes on, the booking stands: the turn's next claim is released unsettled and the
+    // turn ends as owner_lost.
+    void anotherReplicasAbandonedFailoverIsBookedOnceThatReplicaStopsVouchingForItself()
     {
         QString error;
         OwnerSlotRepository repo(*m_db);
+        const auto c = repo.registerReplica(QStringLiteral("rep_c"), kNow, &error);
+        QVERIFY(c);
+        const ClaimOutcome ofC = claim(attempt(*c, QStringLiteral("req_c"), 2, 0));
+        QVERIFY(ofC.kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(repo.releaseForFailover(*c, ofC.held, kNow + 1, &error));
+        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + kLease, kLease, &error), 0);
+        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + kLease + 1, kLease, &error), 1);
+
         const ClaimOutcome first = claim(attempt(m_b, QStringLiteral("req_1"), 0, 0));
         QVERIFY(first.kind == ClaimOutcome::Kind::Claimed);
         QVERIFY(repo.releaseForFailover(m_b, first.held, kNow + 1, &error));
-        // rep_b's heartbeat is kNow (its registration).
-        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow, &error), 0);
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT settlements FROM slot_claims")).toInt(), 0);
-        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + 1, &error), 1);
+        // rep_b renews with ten times this replica's lease TTL.
+        QVERIFY(repo.renew(m_b, {}, kNow + kLease, 10 * kLease, nullptr, &error));
+        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + 3 * kLease, kLease, &error), 0);
+        QCOMPARE(
+            scalar(*m_db, QStringLiteral("SELECT settlements FROM slot_claims WHERE request_id = 'req_1'")).toInt(), 0);
+        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + 11 * kLease + 1, kLease, &error), 1);
         QCOMPARE(
             scalar(*m_db, QStringLiteral("SELECT error_code FROM request_log WHERE request_id = 'req_1'")).toString(),
             QStringLiteral("owner_lost"));

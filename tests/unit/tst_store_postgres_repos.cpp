@@ -409,8 +409,9 @@ private slots:
                  1);
     }
 
-    // settleAbandonedFailovers' SQL (a join, NOT EXISTS, the partial index) on PostgreSQL: a request whose
-    // failover release committed before the process died is booked once by the restart.
+    // settleAbandonedFailovers' SQL (a join, EXISTS, the partial index) on PostgreSQL: a request whose
+    // failover release committed before the process died is booked once by the restart, and another
+    // replica's once it no longer vouches for itself.
     void aRestartBooksAFailoverThatNeverReachedItsNextClaim()
     {
         const QString a = addAccount(QStringLiteral("personal-alice.json"));
@@ -422,16 +423,31 @@ private slots:
         const ClaimOutcome first = repo.claim(c, &error);
         QVERIFY2(first.kind == ClaimOutcome::Kind::Claimed, qPrintable(error));
         QVERIFY2(repo.releaseForFailover(*me, first.held, c.nowMs + 1, &error), qPrintable(error));
-        QCOMPARE(repo.settleAbandonedFailovers(*me, c.nowMs + 1000000, &error), 0);
+        QCOMPARE(repo.settleAbandonedFailovers(*me, c.nowMs + 1000000, 60000, &error), 0);
         const auto restarted = repo.registerReplica(QStringLiteral("rep_pg"), c.nowMs + 2, &error);
         QVERIFY2(restarted, qPrintable(error));
-        QCOMPARE(repo.settleAbandonedFailovers(*restarted, c.nowMs + 2 - 60000, &error), 1);
-        QCOMPARE(repo.settleAbandonedFailovers(*restarted, c.nowMs + 2 - 60000, &error), 0);
+        QCOMPARE(repo.settleAbandonedFailovers(*restarted, c.nowMs + 2, 60000, &error), 1);
+        QCOMPARE(repo.settleAbandonedFailovers(*restarted, c.nowMs + 3, 60000, &error), 0);
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT release_kind || ':' || settlements FROM slot_claims")).toString(),
                  QStringLiteral("failover:1"));
         QCOMPARE(
             scalar(*m_db, QStringLiteral("SELECT error_code FROM request_log WHERE request_id = 'req_pg'")).toString(),
             QStringLiteral("owner_lost"));
+        // Another replica that renewed with its own (longer) lease TTL is judged by it.
+        const auto other = repo.registerReplica(QStringLiteral("rep_pg_2"), c.nowMs, &error);
+        QVERIFY2(other, qPrintable(error));
+        ClaimAttempt o = firstClaim(*other, a);
+        o.requestId = QStringLiteral("req_pg_2");
+        o.slot = 1;
+        const ClaimOutcome ofOther = repo.claim(o, &error);
+        QVERIFY2(ofOther.kind == ClaimOutcome::Kind::Claimed, qPrintable(error));
+        QVERIFY2(repo.releaseForFailover(*other, ofOther.held, o.nowMs + 1, &error), qPrintable(error));
+        QVERIFY2(repo.renew(*other, {}, o.nowMs + 1, 600000, nullptr, &error), qPrintable(error));
+        QCOMPARE(repo.settleAbandonedFailovers(*restarted, o.nowMs + 120000, 60000, &error), 0);
+        QCOMPARE(repo.settleAbandonedFailovers(*restarted, o.nowMs + 600002, 60000, &error), 1);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims WHERE request_id = 'req_pg_2'"))
+                     .toInt(),
+                 1);
     }
 
     void settingsPinAndStrategy()

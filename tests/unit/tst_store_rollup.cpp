@@ -98,6 +98,8 @@ private slots:
             QVERIFY(db.exec(QStringLiteral("DROP TABLE api_key_requests"), &error));
             QVERIFY(db.exec(QStringLiteral("DROP TABLE api_keys"), &error));
             QVERIFY(db.exec(QStringLiteral("DROP INDEX slot_claims_given_up"), &error));
+            QVERIFY(db.exec(QStringLiteral("ALTER TABLE slot_claims DROP COLUMN swept_at_ms"), &error));
+            QVERIFY(db.exec(QStringLiteral("ALTER TABLE replicas DROP COLUMN alive_until_ms"), &error));
             QVERIFY(db.exec(QStringLiteral("DELETE FROM schema_version WHERE version >= 5"), &error));
         }
         Database db;
