@@ -491,8 +491,22 @@ private slots:
         const ClaimOutcome ofC = claim(attempt(*c, QStringLiteral("req_c"), 2, 0));
         QVERIFY(ofC.kind == ClaimOutcome::Kind::Claimed);
         QVERIFY(repo.releaseForFailover(*c, ofC.held, kNow + 1, &error));
+        // A request of rep_c whose next claim (another account's slot, in the same millisecond, same epoch) is
+        // open under a longer lease: not abandoned, whatever the order of its claims says.
+        const ClaimOutcome given = claim(attempt(*c, QStringLiteral("req_c_open"), 3, 0));
+        QVERIFY(given.kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(repo.releaseForFailover(*c, given.held, kNow + 1, &error));
+        ClaimAttempt open = attempt(*c, QStringLiteral("req_c_open"), 3, 0);
+        open.accountId = QStringLiteral("acc_2");
+        open.leaseMs = 10 * kLease;
+        open.closesGivenUpClaims = true;
+        QVERIFY(claim(open).kind == ClaimOutcome::Kind::Claimed);
         QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + kLease, kLease, &error), 0);
         QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + kLease + 1, kLease, &error), 1);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims WHERE request_id = "
+                                              "'req_c_open'"))
+                     .toInt(),
+                 0);
 
         const ClaimOutcome first = claim(attempt(m_b, QStringLiteral("req_1"), 0, 0));
         QVERIFY(first.kind == ClaimOutcome::Kind::Claimed);
@@ -517,8 +531,7 @@ private slots:
                      .toInt(),
                  1);
         QCOMPARE(
-            scalar(*m_db, QStringLiteral("SELECT count(*) FROM owner_slots WHERE owner_replica IS NOT NULL")).toInt(),
-            0);
+            scalar(*m_db, QStringLiteral("SELECT count(*) FROM owner_slots WHERE owner_replica = 'rep_b'")).toInt(), 0);
     }
 
     // F5, the request's own next claim takes over the given-up claim's expired slot (same account, same slot):
