@@ -81,18 +81,6 @@ bool LogDb::open(QString *error)
     return scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM accounts"), &accounts, error);
 }
 
-bool LogDb::setSlots(int slotCount, QString *error)
-{
-    QSqlQuery q = m_db->query();
-    if (!m_db->prepare(q, QStringLiteral("UPDATE accounts SET slot_count = ?"), error))
-        return false;
-    q.addBindValue(slotCount);
-    if (!m_db->exec(q, error))
-        return false;
-    std::printf("slot_count=%d accounts=%d\n", slotCount, q.numRowsAffected());
-    return true;
-}
-
 bool LogDb::fill(qint64 rows, QString *error)
 {
     const QList<AccountRecord> accounts = AccountRepository(*m_db).list(error);

@@ -18,8 +18,6 @@ public:
     ~LogDb();
     bool open(QString *error);
 
-    // Every account gets slot_count = slotCount (the per-account override of slots_per_account).
-    bool setSlots(int slotCount, QString *error);
     // Logs `rows` requests spread evenly over the last 30 days and over the existing accounts through
     // RequestLogRepository::insert, the proxy's write path, which keeps the hourly rollups with every row.
     bool fill(qint64 rows, QString *error);

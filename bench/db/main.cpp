@@ -5,14 +5,40 @@
 #include "StageDelta.h"
 
 #include <QCoreApplication>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QStringList>
 #include <cstdio>
 
 namespace {
 
+// A plain SQLite connection, without the migrations sy::Database runs on open: the data dir of an A/B run
+// may belong to another (older) build of switchyard (BENCH_SY_BIN), whose schema version must stay.
+bool setSlots(const QString &path, int slotCount, QString *error)
+{
+    bool ok = false;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("slots"));
+        db.setDatabaseName(path);
+        QSqlQuery q(db);
+        ok = db.open() && q.prepare(QStringLiteral("UPDATE accounts SET slot_count = ?"));
+        if (ok) {
+            q.addBindValue(slotCount);
+            ok = q.exec();
+        }
+        if (ok)
+            std::printf("slot_count=%d accounts=%d\n", slotCount, q.numRowsAffected());
+        else
+            *error = QStringLiteral("%1: %2").arg(path, q.lastError().text() + db.lastError().text());
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("slots"));
+    return ok;
+}
+
 const char kUsage[] =
     "usage: sy-bench-db auth DIR COUNT       write DIR/auth-1..COUNT.json (fake accounts)\n"
-    "       sy-bench-db slots DB N            set every account's slot_count to N\n"
+    "       sy-bench-db slots DB N            set every account's slot_count to N (no migration)\n"
     "       sy-bench-db fill DB ROWS          add ROWS request_log rows over the last 30 days\n"
     "       sy-bench-db chart DB [REPEAT]     time the 30-day chart queries\n"
     "       sy-bench-db claims DB [N [BURST]] time N slot claims alone and in bursts (default 2000, 64)\n"
@@ -56,13 +82,13 @@ int main(int argc, char **argv)
         }
         return sy::bench::timeClaims(args[1], n > 0 ? int(n) : 2000, burst, &error) ? 0 : fail(error);
     }
+    if (command == QLatin1String("slots") && args.size() == 3 && n >= 1)
+        return setSlots(args[1], int(n), &error) ? 0 : fail(error);
     sy::bench::LogDb db(args[1]);
     if (!db.open(&error))
         return fail(error);
     bool done = false;
-    if (command == QLatin1String("slots") && args.size() == 3 && n >= 1)
-        done = db.setSlots(int(n), &error);
-    else if (command == QLatin1String("fill") && args.size() == 3 && n >= 1)
+    if (command == QLatin1String("fill") && args.size() == 3 && n >= 1)
         done = db.fill(n, &error);
     else if (command == QLatin1String("chart") && args.size() <= 3)
         done = db.timeChartQueries(n > 0 ? int(n) : 5, &error);
