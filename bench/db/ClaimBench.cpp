@@ -107,6 +107,11 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                     [a, outcome, sample, timer](Database &db, QString *e) {
                         sample->startUs = double(timer->nsecsElapsed()) / 1000.0;
                         *outcome = OwnerSlotRepository(db).claim(a, e);
+                        // The selection time goes with the claim, in its unit, as in SlotLedger::claim.
+                        qint64 stored = 0;
+                        if (outcome->kind == ClaimOutcome::Kind::Claimed &&
+                            !AccountRepository(db).touchSelected(a.accountId, e, &stored))
+                            return false;
                         sample->unitUs = double(timer->nsecsElapsed()) / 1000.0 - sample->startUs;
                         return outcome->kind != ClaimOutcome::Kind::Error;
                     },
