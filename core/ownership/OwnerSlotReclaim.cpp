@@ -98,8 +98,9 @@ int OwnerSlotRepository::settleAbandonedFailovers(const ReplicaIdentity &me, qin
     // with what the rest of its request's ledger says. A request whose last claim (settleTurn's order) is one
     // of these, with no claim open or settled, was between a failover's release and its next claim, or about
     // to settle on that claim. Nothing else can settle it once that turn's incarnation is gone (its replica
-    // started again, or no longer vouches for itself: alive_until_ms, by that replica's own lease TTL; a
-    // replica that never renewed is judged by its start and this one's TTL), since no slot row names it.
+    // started again, or no longer vouches for itself: alive_until_ms, its start or last renewal plus its own
+    // lease TTL; one registered without it is judged by its start and this one's TTL), since no slot row names
+    // it.
     QSqlQuery q = m_db.query();
     if (!m_db.prepare(
             q,

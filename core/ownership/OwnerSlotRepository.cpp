@@ -31,14 +31,14 @@ bool blocksClaims(const QString &status)
 OwnerSlotRepository::OwnerSlotRepository(Database &db) : m_db(db) {}
 
 std::optional<ReplicaIdentity> OwnerSlotRepository::registerReplica(const QString &replicaId, qint64 nowMs,
-                                                                    QString *error)
+                                                                    QString *error, std::optional<qint64> leaseMs)
 {
     QSqlQuery q = m_db.query();
     if (!m_db.prepare(q,
-                      QStringLiteral("INSERT INTO replicas (replica_id, incarnation, started_at_ms, heartbeat_ms) "
-                                     "VALUES (?, 1, ?, ?) ON CONFLICT (replica_id) DO UPDATE SET "
+                      QStringLiteral("INSERT INTO replicas (replica_id, incarnation, started_at_ms, heartbeat_ms, "
+                                     "alive_until_ms) VALUES (?, 1, ?, ?, ?) ON CONFLICT (replica_id) DO UPDATE SET "
                                      "incarnation = replicas.incarnation + 1, started_at_ms = excluded.started_at_ms, "
-                                     "heartbeat_ms = excluded.heartbeat_ms, alive_until_ms = NULL, "
+                                     "heartbeat_ms = excluded.heartbeat_ms, alive_until_ms = excluded.alive_until_ms, "
                                      "draining_since_ms = NULL, "
                                      "stopped_at_ms = NULL, gate_admitted = 0, gate_left = 0, gate_queued = 0, "
                                      "gate_overloaded = 0, cas_conflicts = 0, lease_reclaims = 0"),
@@ -47,6 +47,7 @@ std::optional<ReplicaIdentity> OwnerSlotRepository::registerReplica(const QStrin
     q.addBindValue(replicaId);
     q.addBindValue(nowMs);
     q.addBindValue(nowMs);
+    q.addBindValue(sql::nullable(leaseMs ? std::optional<qint64>(nowMs + *leaseMs) : std::nullopt));
     if (!m_db.exec(q, error))
         return std::nullopt;
     if (!m_db.prepare(q, QStringLiteral("SELECT incarnation FROM replicas WHERE replica_id = ?"), error))

@@ -23,8 +23,11 @@ class OwnerSlotRepository
 public:
     explicit OwnerSlotRepository(Database &db);
 
-    // A new incarnation of `replicaId` (1 on first start). Records the start time.
-    std::optional<ReplicaIdentity> registerReplica(const QString &replicaId, qint64 nowMs, QString *error);
+    // A new incarnation of `replicaId` (1 on first start). Records the start time and, given its lease TTL,
+    // vouches for the incarnation until nowMs + leaseMs (alive_until_ms), as each renewal does after it: until
+    // its first renewal another replica judges it by its own TTL, not by the sweeper's.
+    std::optional<ReplicaIdentity> registerReplica(const QString &replicaId, qint64 nowMs, QString *error,
+                                                   std::optional<qint64> leaseMs = std::nullopt);
     // Frees the slots this replica's earlier incarnations still hold, at once (they died with that process),
     // and settles their open claims. Returns how many slots were reclaimed, -1 on error.
     int reclaimPreviousIncarnations(const ReplicaIdentity &me, qint64 nowMs, QString *error);
@@ -34,8 +37,8 @@ public:
     // Books as lost, once, each request left with no open claim and no settlement: a failover released (or its
     // next claim closed) its last claim and the turn died before its next claim or its settlement. Only claims
     // of an incarnation that is gone: its replica started again, or its alive_until_ms (its last renewal plus
-    // its own lease TTL; for one that never renewed, its start plus leaseMs) is before nowMs; never this
-    // incarnation's own. Also retires from the search the given-up claims whose request settled elsewhere.
+    // its own lease TTL; for one registered without its TTL and never renewed, its start plus leaseMs) is before nowMs;
+    // never this incarnation's own. Also retires from the search the given-up claims whose request settled elsewhere.
     // Returns how many requests it booked, -1 on error.
     int settleAbandonedFailovers(const ReplicaIdentity &me, qint64 nowMs, qint64 leaseMs, QString *error);
 

@@ -82,7 +82,7 @@ void SlotLedger::start(std::function<void(const QString &)> ready)
     m_store->submit(
         [started, replicaId, now, leaseMs](Database &db, QString *error) {
             OwnerSlotRepository repo(db);
-            const std::optional<ReplicaIdentity> me = repo.registerReplica(replicaId, now, error);
+            const std::optional<ReplicaIdentity> me = repo.registerReplica(replicaId, now, error, leaseMs);
             if (!me)
                 return false;
             started->identity = *me;
@@ -239,7 +239,7 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
 
 void SlotLedger::claimInMemory(const ClaimRequest &request, std::function<void(const ClaimOutcome &)> done)
 {
-    // What a turn would gain if its claim cost nothing (bench/README.md, "the claim's share"): the turn is told
+    // What a turn would gain if its claim cost nothing (bench/HISTORY.md, "the claim's share"): the turn is told
     // at once, through this thread's event queue as a store answer would be, that it holds slot 0. No row,
     // no lease: the ownership guarantees are off, so this exists only in the fault build.
     const QString requestId = request.requestId;

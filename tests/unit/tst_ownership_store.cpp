@@ -534,6 +534,29 @@ private slots:
             scalar(*m_db, QStringLiteral("SELECT count(*) FROM owner_slots WHERE owner_replica = 'rep_b'")).toInt(), 0);
     }
 
+    // A replica that starts with a lease TTL longer than the sweeper's vouches for itself by that TTL from its
+    // start, before its first renewal: its turn between a failover's release and its next claim is not booked
+    // lost by the sweeper's shorter TTL. Red when registration leaves alive_until_ms empty.
+    void aFreshReplicaVouchesForItselfByItsOwnLeaseBeforeItsFirstRenewal()
+    {
+        QString error;
+        OwnerSlotRepository repo(*m_db);
+        const auto d = repo.registerReplica(QStringLiteral("rep_d"), kNow, &error, 10 * kLease);
+        QVERIFY2(d, qPrintable(error));
+        const ClaimOutcome ofD = claim(attempt(*d, QStringLiteral("req_d"), 2, 0));
+        QVERIFY(ofD.kind == ClaimOutcome::Kind::Claimed);
+        QVERIFY(repo.releaseForFailover(*d, ofD.held, kNow + 1, &error));
+        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + 3 * kLease, kLease, &error), 0);
+        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + 10 * kLease, kLease, &error), 0);
+        QCOMPARE(repo.settleAbandonedFailovers(m_a, kNow + 10 * kLease + 1, kLease, &error), 1);
+        // Its next incarnation vouches afresh: the previous one's value is not kept.
+        const auto again = repo.registerReplica(QStringLiteral("rep_d"), kNow + 20 * kLease, &error, kLease);
+        QVERIFY(again && again->incarnation == d->incarnation + 1);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT alive_until_ms FROM replicas WHERE replica_id = 'rep_d'"))
+                     .toLongLong(),
+                 kNow + 21 * kLease);
+    }
+
     // F5, the request's own next claim takes over the given-up claim's expired slot (same account, same slot):
     // it closes that claim before the takeover's reclaim could settle it. Red when the close comes after.
     void aNextClaimTakingOverItsOwnGivenUpSlotClosesItFirst()

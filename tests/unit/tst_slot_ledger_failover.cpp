@@ -15,6 +15,7 @@
 
 #include <QSemaphore>
 #include <QSignalSpy>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
@@ -100,6 +101,23 @@ private slots:
         m_ledger->start([&started](const QString &e) { started = e; });
         QTRY_VERIFY(started.has_value());
         QVERIFY2(started->isEmpty(), qPrintable(*started));
+        // The start vouches for this incarnation by its own lease TTL before its first renewal (a second away):
+        // alive_until_ms = start + 3 s. Red when the ledger registers without its TTL (NULL).
+        qint64 vouchedMs = -1;
+        QVERIFY2(m_store.runBlocking(
+                     [&vouchedMs](Database &db, QString *e) {
+                         QSqlQuery q = db.query();
+                         if (!q.exec(QStringLiteral("SELECT alive_until_ms - started_at_ms FROM replicas")) ||
+                             !q.next()) {
+                             *e = q.lastError().text();
+                             return false;
+                         }
+                         vouchedMs = q.value(0).isNull() ? -1 : q.value(0).toLongLong();
+                         return true;
+                     },
+                     &error, false),
+                 qPrintable(error));
+        QCOMPARE(vouchedMs, 3000);
     }
 
     void nextClaimOvertakingTheQueuedReleaseStaysHeld()
