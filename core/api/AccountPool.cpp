@@ -57,7 +57,7 @@ AccountPool::AccountPool(std::shared_ptr<const Config> config, const Clock &cloc
     connect(&m_refreshTimer, &QTimer::timeout, this, &AccountPool::refreshDueAccounts);
     // A turn's usage arrives with its upstream head, in the same event-loop pass as its first event. Written at
     // once, it woke the store thread while that first event was still on its way to the client: at c=1 on two
-    // cores that pass took about 250 us longer (bench/README.md). A few milliseconds later the write finds the
+    // cores that pass took about 250 us longer (bench/HISTORY.md). A few milliseconds later the write finds the
     // turn's first bytes sent.
     m_usageWriteTimer.setSingleShot(true);
     m_usageWriteTimer.setInterval(kUsageWriteDelayMs);

@@ -340,7 +340,7 @@ bool AccountRepository::touchSelected(const QString &id, QString *error, qint64 
     // claims on one account never store the same value, so a given-up claim's undo (undoSelected) can tell
     // whether a later claim stored its own since (also within one millisecond). The stored value is read back
     // by a second statement (the row stays locked by the update until the transaction ends): an UPDATE ...
-    // RETURNING cost SQLite 60-70 us more per claim at 256 streams (bench/README.md, "What changed").
+    // RETURNING cost SQLite 60-70 us more per claim at 256 streams (bench/HISTORY.md, "What changed").
     QSqlQuery q = m_db.query();
     if (!m_db.prepare(q,
                       QStringLiteral("UPDATE accounts SET last_selected_ms = CASE WHEN last_selected_ms >= ? "

@@ -252,7 +252,7 @@ const QStringList &version6()
     return statements;
 }
 
-// Version 7: two indexes that no statement needs, each a page in every turn's commits (bench/README.md, "Fewer
+// Version 7: two indexes that no statement needs, each a page in every turn's commits (bench/HISTORY.md, "Fewer
 // pages per claim"). slot_claims_open indexed released_at_ms, but every query that reads open claims names the
 // request or the slot, and the planner takes slot_claims_request or slot_claims_slot for it; the index still
 // cost each claim an insert (into its NULL run) and each settlement a move of that entry. request_log_started

@@ -218,12 +218,12 @@ bool StoreThreadContext::nextJobLikely(qint64 nowUs) const
 }
 
 // A thread that went back to sleep would need waking for the next job: 60-100 us on an idle machine of this
-// class, 200-400 us when its two vCPUs are busy (bench/README.md, "busy polling", "the store thread stays
+// class, 200-400 us when its two vCPUs are busy (bench/HISTORY.md, "busy polling", "the store thread stays
 // awake"). So after a unit it waits awake, yielding its CPU to anything else that wants it, for the next one:
 // after a warm-up for the claim it announced (submitted 50-100 us after the turn's head); after a settlement
 // for the claim of its client's next turn; after any other unit only while a claim announced lately may still
 // come. A wait that ends empty costs its whole length in CPU time: after every unit, as in session 25, that was
-// 10-20 % more CPU per request (bench/README.md). m_drainPosted stays set meanwhile, so push() posts no drain
+// 10-20 % more CPU per request (bench/HISTORY.md). m_drainPosted stays set meanwhile, so push() posts no drain
 // event: the job is found here.
 bool StoreThreadContext::awaitNextJob(QMutexLocker<QMutex> &lock, bool afterWarmUp)
 {

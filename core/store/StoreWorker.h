@@ -60,7 +60,7 @@ public:
     void submit(Job job, QObject *context, Done onDone);
     // submit() ahead of the jobs already queued (never of the unit running now); urgent jobs keep their order
     // among themselves and group-commit together. For slot claims, whose wait a client sees as time to first
-    // byte: behind a burst of settlements it was milliseconds (bench/README.md). Only for a job that gives the
+    // byte: behind a burst of settlements it was milliseconds (bench/HISTORY.md). Only for a job that gives the
     // same result before or after what it overtakes: a claim compare-and-sets a slot that no queued job is
     // about to release (SlotLedger frees a slot in memory only once its release committed).
     void submitUrgent(Job job, QObject *context, Done onDone);
@@ -68,7 +68,7 @@ public:
     void submitRead(Job job, QObject *context, Done onDone);
     // A hint that a job a client waits for (a slot claim) follows shortly. On this machine class a thread that
     // slept for a while needs 60-100 us to wake and runs the claim's statements 3-4x slower with cold caches
-    // (bench/README.md). So when the store thread is idle, `job` (reads of what that job will read) runs at
+    // (bench/HISTORY.md). So when the store thread is idle, `job` (reads of what that job will read) runs at
     // once in a read transaction, and the claim finds the thread awake and warm. Dropped when the thread has
     // work queued or running, when an urgent job (or any other unit) starts before it, on PostgreSQL (whose
     // claims wait on the network instead) and when the store is stopped. A job that arrives while it runs

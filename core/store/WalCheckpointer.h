@@ -30,7 +30,7 @@ struct WalCheckpointStats
 // Left to itself, SQLite checkpoints inside the COMMIT that takes the WAL past 1000 pages. That COMMIT copies
 // the pages back into the database file and waits for two fdatasync() calls: 3-5 ms on the benchmark machine,
 // once a second under load. Every store job queued behind it waits too, and the first is usually a slot claim
-// that a client is waiting on before its first byte (bench/README.md).
+// that a client is waiting on before its first byte (bench/HISTORY.md).
 //
 // The store connection therefore raises its own threshold to kStoreFallbackPages, a safety net for when this
 // object falls behind. The checkpoints are done here instead, on a thread and connection of their own: a

@@ -35,7 +35,7 @@ UpstreamCall *UpstreamClient::start(const UpstreamRequest &request)
     m_calls.append(call);
     // An idle plain connection takes the request at once (no signal before the caller connects its handlers);
     // anything else begins from the event loop, so the caller has connected them before the first signal.
-    // The first costs one event-loop pass less on the time to first byte (bench/README.md).
+    // The first costs one event-loop pass less on the time to first byte (bench/HISTORY.md).
     if (!call->beginOnIdleConnection())
         QTimer::singleShot(0, call, [call] { call->begin(); });
     qCDebug(lcUpstream).noquote() << "upstream" << request.method.toUpper()

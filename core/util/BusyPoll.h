@@ -8,12 +8,12 @@ namespace sy {
 //
 // A streamed turn blocks three times before its client's first byte: for the slot claim's answer from the
 // store thread, for the upstream's head and for its first event. On the benchmark's 2-vCPU machine each of
-// those sleeps cost tens of microseconds more than the work itself (bench/README.md, "Busy polling from the
+// those sleeps cost tens of microseconds more than the work itself (bench/HISTORY.md, "Busy polling from the
 // claim to the first byte"). While a BusyPollHold is held on a thread, EpollEventDispatcher polls instead of
 // blocking, for at most the window that began with the latest hold. It yields between two polls
 // (sched_yield), which lets a thread waiting for the same CPU run first; it does not give the CPU up to threads
 // on the other CPUs, so a poll costs CPU time that the store thread, the upstream and the clients might have
-// used (bench/README.md measured a slower claim commit at c=1). Where the thread's dispatcher is not the epoll one, a
+// used (bench/HISTORY.md measured a slower claim commit at c=1). Where the thread's dispatcher is not the epoll one, a
 // hold changes nothing.
 //
 // A hold belongs to the thread that acquired it: acquire, release and destroy it there.

@@ -11,7 +11,7 @@ namespace sy {
 // Qt's own dispatchers on Linux (glib's main loop, or QEventDispatcherUNIX) hand the whole list of socket
 // notifiers to poll() on every wake-up and keep timers in a list searched linearly. With a few hundred
 // client and upstream sockets open, that per-wake-up scan was the largest single cost of the proxy thread
-// (bench/README.md, "event dispatcher"). Here a wake-up costs the sockets that are ready, and a timer start
+// (bench/HISTORY.md, "event dispatcher"). Here a wake-up costs the sockets that are ready, and a timer start
 // or stop costs O(log n).
 //
 // Semantics follow Qt's: socket notifiers are level-triggered (a hang-up or error wakes the read notifier,
@@ -67,7 +67,7 @@ public:
     // before the other sockets' (each group in the order the kernel reported them), and so are the events
     // posted to the thread. With a few hundred streams open one pass may hold a few hundred ready sockets; a
     // new request used to wait for its place among them, then again for the upstream's head and first event
-    // (bench/README.md, "sockets on the way to a first byte go first"). The owner of the descriptor sets and
+    // (bench/HISTORY.md, "sockets on the way to a first byte go first"). The owner of the descriptor sets and
     // clears the mark (a closed descriptor's mark would pass to the next socket that gets its number: only an
     // order, never a delivery, and a place in the recheck below). setSocketPriority() marks on the calling
     // thread's dispatcher if it is an EpollEventDispatcher, and does nothing otherwise (Qt's dispatchers, other

@@ -11,7 +11,7 @@ namespace sy {
 // Large buffers kept on a thread for its next large request. A request body of MiB lives in memory that glibc
 // maps for it and unmaps after it (app/main.cpp sets the mmap threshold so that RSS falls back after a large
 // upload), and so does its JSON parser's: every request wrote its MiB into fresh pages, each a page fault and
-// a page the kernel zeroes first. On a virtual machine that was most of a 10 MiB upload's time (bench/README.md).
+// a page the kernel zeroes first. On a virtual machine that was most of a 10 MiB upload's time (bench/HISTORY.md).
 // A thread that serves requests keeps what their last holder gave back (buffers of kMinBytes or more, one
 // parser or other object of each kind) until one full sweep interval passes without anyone taking it: between
 // one and two intervals after its last use, memory is back to what it was without the pool. An object is taken

@@ -2,7 +2,7 @@
 //
 // The sockets a client's first byte waits on are marked on the proxy thread's epoll dispatcher, so that each
 // pass of its loop handles them first and a long pass looks for them again between its other sockets
-// (EpollEventDispatcher::setSocketPriority, bench/README.md "What changed"). The dispatcher's own tests check
+// (EpollEventDispatcher::setSocketPriority, bench/HISTORY.md "What changed"). The dispatcher's own tests check
 // the ordering; this one checks, through `switchyard serve` and /api/status (`socket_order.marked`), that the
 // proxy marks what it should and clears the marks again: the listening socket, every client connection while
 // it is open, and an upstream socket from the request's send until the first event of its event stream is

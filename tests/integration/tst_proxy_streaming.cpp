@@ -548,7 +548,7 @@ private slots:
         QCOMPARE(seen.value(QLatin1String("body_size")).toInt(), int(plain.size()));
     }
 
-    // bench/README.md "A large upload into memory already written": the proxy thread keeps a large body's
+    // bench/HISTORY.md "A large upload into memory already written": the proxy thread keeps a large body's
     // memory and its parser for the next large body. Each body must still go upstream byte for byte, and
     // /api/status must show the reuse (the body's buffer and the parser of every turn after the first).
     void largeBodiesReuseTheMemoryOfTheLastOne()
