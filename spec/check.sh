@@ -10,7 +10,10 @@
 #   4. full model, each liveness property under weak fairness (./pan -a -f -N <P>), classified the same way;
 #   5. every negative control weak-<name>.cfg: an invariant control must produce a counterexample (BFS,
 #      shortest) whose first violated property is the mapped one; the property control must pass every
-#      invariant exhaustively and produce an acceptance cycle for exactly its mapped property.
+#      invariant exhaustively and produce an acceptance cycle for exactly its mapped property;
+#   6. the crash model (CrashRecovery.pml: the process dying between transactions, restarts, the sweep of
+#      abandoned failovers): exhaustive safety with errors 0, and each of its CRASH_WEAK_* controls must
+#      produce a counterexample of its mapped invariant.
 #
 # Environment:
 #   SWITCHYARD_SPIN_FULL_TIMEOUT_SECONDS  wall-clock budget of each full-model run (default 600; 0 = none)
@@ -64,6 +67,14 @@ declare -A MAPPING=(
     [settle-on-failover]="Inv3ReservationSettledExactlyOnce"
     [failover-continuation]="Inv10AnchorAccountOwnership"
     [unbounded-backoff]="PROPERTY:TearEventuallyRecovers"
+)
+
+# The crash model and its controls (flag -> the invariant its counterexample must violate).
+CRASH_MODEL=CrashRecovery.pml
+declare -A CRASH_MAPPING=(
+    [crash-no-sweep]="CRASH_WEAK_NO_SWEEP|CrashExactlyOnce"
+    [crash-sweep-own]="CRASH_WEAK_SWEEP_OWN|CrashOwnOutcome"
+    [crash-no-close]="CRASH_WEAK_NO_CLOSE|CrashAtMostOnce"
 )
 
 # pan build and run options. Never pan's option that ignores invalid end states (it would drop the deadlock
@@ -251,6 +262,14 @@ if [[ "$(printf '%s\n' "${INVARIANTS[@]}" | sort)" != "$(printf '%s\n' "${MODEL_
 fi
 grep -qE 'timeout && !QUIESCED -> assert\(!Deadlock\)' "$SPEC_DIR/$MODEL" ||
     { fail "consistency: the monitor's Deadlock check is missing"; consistent=0; }
+mapfile -t CRASH_FLAGS < <(grep -oE '^#ifdef CRASH_WEAK_[A-Z_]+' "$SPEC_DIR/$CRASH_MODEL" | sed 's/^#ifdef //' | sort -u)
+if [[ "$(printf '%s\n' "${CRASH_FLAGS[@]}")" != "$(printf '%s\n' "${CRASH_MAPPING[@]}" | cut -d'|' -f1 | sort)" ]]; then
+    fail "consistency: crash model flags {${CRASH_FLAGS[*]}} differ from the crash mapping"; consistent=0
+fi
+for entry in "${CRASH_MAPPING[@]}"; do
+    grep -qE "assert\(!${entry#*|}\)" "$SPEC_DIR/$CRASH_MODEL" ||
+        { fail "consistency: the crash model has no assertion named ${entry#*|}"; consistent=0; }
+done
 ((consistent)) && say "PASS consistency: ${#CFG_NAMES[@]} controls, ${#MODEL_FLAGS[@]} model flags, ${#MAP_NAMES[@]} mapping entries agree; ${#INVARIANTS[@]} invariants + Deadlock, ${#LIVENESS[@]} liveness properties"
 
 # --- parallel job runner ---------------------------------------------------------------------------------
@@ -376,6 +395,20 @@ job_property_control() {
     echo "PASS COUNTEREXAMPLE weak-$name: $prop violated (acceptance cycle at depth $depth); no invariant violated (exhaustive, $safety_stat)|$(elapsed_since "$t0")"
 }
 
+# --- 6. the crash model ----------------------------------------------------------------------------------
+job_crash_safety() {
+    local d=$WORK/crash-safety t0; t0=$(date +%s)
+    MODEL=$CRASH_MODEL prepare "$d" || { echo "FAIL spin -a $CRASH_MODEL failed |0"; return; }
+    build "$d" "${SAFETY_CFLAGS[@]}" || { echo "FAIL gcc failed |0"; return; }
+    run_pan "$d" "$CONTROL_TIMEOUT" "$d/pan.log" "${SAFETY_RUN[@]}"
+    local v; v=$(classify "$d/pan.log" safety)
+    if [[ "$v" == FAIL* && -n "$(first_error "$d/pan.log")" ]]; then
+        replay "$d" "$CRASH_MODEL"
+        v="$v; trail: $(tr '\n' ' ' <"$d/trail.txt" | cut -c1-400)"
+    fi
+    echo "${v/#PARTIAL/FAIL bounded:} |$(elapsed_since "$t0")"
+}
+
 # --- run --------------------------------------------------------------------------------------------------
 T_START=$(date +%s)
 say "== runs (jobs: $JOBS, full-model budget: ${FULL_TIMEOUT}s, memory limit: ${MEMLIM} MB)"
@@ -396,9 +429,15 @@ for name in "${CFG_NAMES[@]}"; do
         submit "control-$name" job_invariant_control "$name" "${CFG_FLAG[$name]}" "${CFG_EXPECT[$name]}"
     fi
 done
+submit crash-safety job_crash_safety
+for name in "${!CRASH_MAPPING[@]}"; do
+    entry=${CRASH_MAPPING[$name]}
+    MODEL=$CRASH_MODEL submit "crash-control-$name" job_invariant_control "$name" "${entry%|*}" "${entry#*|}"
+done
 wait_all
 
 controls_ok=0
+crash_ok=0
 for id in "${JOB_IDS[@]}"; do
     line=$(cat "$WORK/$id.verdict" 2>/dev/null || echo "FAIL no verdict")
     verdict=${line%|*}
@@ -409,6 +448,13 @@ for id in "${JOB_IDS[@]}"; do
         regression) report "regression StreamIdleRegression" "$verdict" "$secs" ;;
         full-safety) report "full$([[ "$FAITHFUL" == 1 ]] && echo ' (faithful: no dead-variable reset)')" "$verdict" "$secs" ;;
         liveness-*) report "liveness ${id#liveness-}" "$verdict" "$secs" ;;
+        crash-safety) report "crash model $CRASH_MODEL" "$verdict" "$secs" ;;
+        crash-control-*)
+            if [[ "$verdict" == PASS* ]]; then
+                say "${verdict#PASS } (${secs} s)"; crash_ok=$((crash_ok + 1))
+            else
+                fail "crash control ${id#crash-control-}: ${verdict#FAIL } (${secs} s)"
+            fi ;;
         control-*)
             if [[ "$verdict" == PASS* ]]; then
                 say "${verdict#PASS } (${secs} s)"; controls_ok=$((controls_ok + 1))
@@ -422,6 +468,12 @@ if ((controls_ok == ${#MAP_NAMES[@]} && controls_ok == ${#CFG_NAMES[@]})); then
     say "PASS weakenings: $controls_ok mapped counterexample-producing negative controls."
 else
     fail "weakenings: $controls_ok of ${#MAP_NAMES[@]} mapped controls produced their mapped counterexample"
+fi
+
+if ((crash_ok == ${#CRASH_MAPPING[@]})); then
+    say "PASS crash weakenings: $crash_ok counterexample-producing negative controls of $CRASH_MODEL."
+else
+    fail "crash weakenings: $crash_ok of ${#CRASH_MAPPING[@]} crash controls produced their mapped counterexample"
 fi
 
 say "== total $(elapsed_since "$T_START") s; failures: $FAILURES; partial: $PARTIALS"
