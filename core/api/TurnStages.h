@@ -33,7 +33,8 @@ public:
         UpstreamHead,         // request sent -> upstream response head: the upstream's own time, not ours
         HeadHandling,         // the head's handling on the proxy thread (usage headers, bindings)
         EventToFirstByte,     // the upstream event that gives the client its first bytes: its handling (sink,
-                              // stream commit) until they are handed to the client connection
+                              // stream commit) until they are handed to the client connection, which sends a
+                              // stream's first bytes at once (HttpResponse::write): the send is inside
         AddedBeforeFirstByte, // the six of ours above (not upstream_head), per turn
         Settle,               // settlement submitted -> committed and back (store round trip)
         StageCount

@@ -274,6 +274,17 @@ bool HttpConnection::queueOutput(QByteArrayView a, QByteArrayView b, QByteArrayV
     return !m_gone;
 }
 
+void HttpConnection::flushQueuedNow()
+{
+    if (!m_flushScheduled || m_gone)
+        return;
+    // As for a large queue in queueOutput(): a drained() this may bring waits until the writer returned. The
+    // coalescer still holds this connection for the end of the pass, when there is nothing left to send.
+    ++m_writeDepth;
+    flushOutput();
+    --m_writeDepth;
+}
+
 void HttpConnection::flushOutput()
 {
     m_flushScheduled = false;

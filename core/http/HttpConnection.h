@@ -63,6 +63,8 @@ public:
     // kernel in one send() before the event loop polls again (at once when it grows large); false when the
     // client is gone.
     bool queueOutput(QByteArrayView a, QByteArrayView b = {}, QByteArrayView c = {});
+    // Hands what is queued to the kernel now instead of at the end of the pass (a stream's first bytes).
+    void flushQueuedNow();
     qint64 pendingBytes() const;
     void responseFinished(HttpResponse *response, bool closeConnection);
     bool inWrite() const { return m_writeDepth > 0; }

@@ -22,6 +22,11 @@ bool headerNameEquals(QByteArrayView a, QByteArrayView b)
     return true;
 }
 
+bool headerNameStartsWith(QByteArrayView name, QByteArrayView prefix)
+{
+    return name.size() >= prefix.size() && headerNameEquals(name.first(prefix.size()), prefix);
+}
+
 QByteArray HttpRequest::header(QByteArrayView name) const
 {
     for (const HttpHeader &h : headers) {

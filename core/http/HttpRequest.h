@@ -16,6 +16,8 @@ using HttpHeaderList = QList<HttpHeader>;
 
 // Case-insensitive comparison of ASCII header names.
 bool headerNameEquals(QByteArrayView a, QByteArrayView b);
+// Whether header name `name` starts with `prefix`, ASCII case ignored.
+bool headerNameStartsWith(QByteArrayView name, QByteArrayView prefix);
 
 // One complete downstream request. The server fills it in before the handler runs and never changes it
 // afterwards, so handlers may keep the shared pointer for as long as they like (e.g. in async work). The one

@@ -159,6 +159,10 @@ bool HttpResponse::write(QByteArray data)
         return false;
     if (data.isEmpty())
         return true; // an empty chunk would terminate the chunked body
+    // A stream's first body bytes leave at once, with the head: the client's time to first byte does not wait
+    // for the rest of the pass (at c=1 the upstream's first read brings several events, whose handling came
+    // in front of the first byte). Later writes of the pass are still coalesced.
+    const bool firstBytes = m_bodyBytes == 0;
     m_bodyBytes += data.size();
     if (m_headOnly)
         return true;
@@ -175,6 +179,14 @@ bool HttpResponse::write(QByteArray data)
     } else {
         ok = sendRaw(data);
     }
+    // SWITCHYARD_WRITE_FLUSH=socket (or =pass, see WriteCoalescer) leaves them to the coalescer as before session
+    // 31 (A/B runs in bench/).
+    static const bool firstBytesAtOnce = [] {
+        const QString mode = qEnvironmentVariable("SWITCHYARD_WRITE_FLUSH");
+        return mode != QLatin1String("socket") && mode != QLatin1String("pass");
+    }();
+    if (ok && firstBytes && firstBytesAtOnce && !m_clientGone)
+        m_connection->flushQueuedNow();
     updateCongestion();
     return ok && !m_clientGone;
 }

@@ -75,6 +75,9 @@ void StoreThreadContext::restartWalAhead()
     QString error;
     bool ok = false;
     {
+        // In a scope, the probe's statement is compiled once per connection, not on every restart (which
+        // callgrind counted as 5 % of the store thread's instructions at c=1).
+        Database::StatementScope statements(m_db);
         Transaction tx(m_db, Transaction::Kind::Write);
         ok = tx.begin(&error) && m_db.probeWrite(SystemClock::instance().nowMs(), &error) && tx.commit(&error);
     }

@@ -55,6 +55,10 @@ private slots:
         const QByteArray requestId = r.header("x-request-id");
         QVERIFY(requestId.startsWith("req_"));
         QVERIFY(!r.header("x-switchyard-account").isEmpty());
+        // The upstream's quota headers reach the client as they came.
+        for (const char *name :
+             {"x-codex-primary-used-percent", "x-codex-secondary-reset-at", "x-codex-credits-has-credits"})
+            QVERIFY2(!r.header(name).isEmpty(), name);
 
         // The upstream saw our request id and the booked account's credentials, never the client's.
         const QJsonArray log = m_fake.log();

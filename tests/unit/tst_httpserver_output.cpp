@@ -1,7 +1,8 @@
 // Downstream HTTP server output path: what a handler writes during one event-loop pass leaves together when
-// the pass ends (a stream's last event with its final chunk), backpressure still works when the bytes go
-// straight to the kernel, order survives a full kernel buffer, a reset client is noticed by the failed send,
-// and request bodies are kept without growth slack.
+// the pass ends (a stream's last event with its final chunk), except a stream's head and first body bytes,
+// which leave at once; backpressure still works when the bytes go straight to the kernel, order survives a
+// full kernel buffer, a reset client is noticed by the failed send, and request bodies are kept without
+// growth slack.
 #include "http/HttpServer.h"
 #include "lib/RawHttpClient.h"
 
@@ -154,6 +155,37 @@ private slots:
 
         QCoreApplication::processEvents(); // one pass
         QCOMPARE(client.readExactly(expected.size()), expected);
+    }
+
+    void aStreamsFirstBytesLeaveBeforeThePassEnds()
+    {
+        // The head and the first body bytes of a stream go to the kernel inside write(): what the handler does
+        // next in the same pass (the other events of the upstream's first read) is not in front of the client's
+        // first byte. The next write waits for the end of the pass as before.
+        PlainClient client;
+        QByteArray seenAfterFirst = "(handler not run)", seenAfterSecond = "(handler not run)";
+        m_server->setHandler([&](HttpRequestPtr, HttpResponse *response) {
+            m_response = response;
+            response->beginStream(200, "text/event-stream");
+            response->write("data: first\n\n");
+            seenAfterFirst = client.readNow();
+            response->write("data: second\n\n");
+            seenAfterSecond = client.readNow();
+        });
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        QVERIFY(client.send(RawHttpClient::buildRequest("GET", "/s")));
+        QTRY_VERIFY_WITH_TIMEOUT(!m_response.isNull(), 5000);
+        QVERIFY2(seenAfterFirst.startsWith("HTTP/1.1 200"), seenAfterFirst.constData());
+        QVERIFY2(seenAfterFirst.endsWith(chunk("data: first\n\n")), seenAfterFirst.constData());
+        QCOMPARE(seenAfterSecond, QByteArray());
+        const QByteArray second = chunk("data: second\n\n");
+        QByteArray got;
+        QDeadlineTimer deadline(5000);
+        while (got.size() < second.size() && !deadline.hasExpired()) {
+            QCoreApplication::processEvents();
+            got += client.readNow();
+        }
+        QCOMPARE(got, second);
     }
 
     void drainedFollowsAFlushThatEmptiedTheQueue()

@@ -3,19 +3,23 @@
 #include "lib/RawHttpServer.h"
 #include "lib/UpstreamRecorder.h"
 #include "upstream/UpstreamClient.h"
+#include "upstream/UpstreamConnection.h"
 
+#include <QNetworkProxy>
+#include <QPointer>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
 #include <QThread>
 #include <QTimer>
-#include <QPointer>
 #include <memory>
 #include <sys/socket.h>
 
 using sy::UpstreamCall;
 using sy::UpstreamClient;
+using sy::UpstreamEndpoint;
 using sy::UpstreamRequest;
 using sy::test::RawHttpServer;
 using Recorder = sy::test::UpstreamRecorder;
@@ -74,6 +78,7 @@ private slots:
     void earlyResponseStillReportsRequestSentFirst();
     void writeFailureIsConnectionFailedWithoutRetry();
     void reusedConnectionSendsBeforeTheLoopRuns();
+    void poolKeySeparatesEveryPartOfTheRoute();
 };
 
 void TestUpstreamClientPool::keepAliveConnectionServesTheNextCall()
@@ -352,6 +357,40 @@ void TestUpstreamClientPool::writeFailureIsConnectionFailedWithoutRetry()
     QVERIFY(!rec.detail.isEmpty());
     QTest::qWait(200);
     QCOMPARE(accepted, 1);
+}
+
+void TestUpstreamClientPool::poolKeySeparatesEveryPartOfTheRoute()
+{
+    // An idle connection is reused only for the same route: each part of the endpoint changes the key, an equal
+    // endpoint gives the same key, and the proxy's password never appears in it.
+    UpstreamEndpoint base;
+    base.host = QStringLiteral("chatgpt.example");
+    base.port = 443;
+    base.tls = true;
+    base.proxy = QNetworkProxy(QNetworkProxy::HttpProxy, QStringLiteral("proxy.example"), 3128, QStringLiteral("bob"),
+                               QStringLiteral("s3cret-pass"));
+    base.egressName = QStringLiteral("office");
+    const QString key = base.key();
+    QCOMPARE(UpstreamEndpoint(base).key(), key);
+    QVERIFY(!key.contains(QLatin1String("s3cret-pass")));
+    QList<UpstreamEndpoint> variants;
+    for (int i = 0; i < 9; ++i)
+        variants.append(base);
+    variants[0].tls = false;
+    variants[1].host = QStringLiteral("chatgpt.example2");
+    variants[2].port = 8443;
+    variants[3].proxy.setType(QNetworkProxy::Socks5Proxy);
+    variants[4].proxy.setHostName(QStringLiteral("proxy2.example"));
+    variants[5].proxy.setPort(3129);
+    variants[6].proxy.setUser(QStringLiteral("alice"));
+    variants[7].proxy.setCapabilities(variants[7].proxy.capabilities() ^ QNetworkProxy::HostNameLookupCapability);
+    variants[8].egressName = QStringLiteral("home");
+    QSet<QString> seen{key};
+    for (const UpstreamEndpoint &v : std::as_const(variants)) {
+        const QString k = v.key();
+        QVERIFY2(!seen.contains(k), qPrintable(k));
+        seen.insert(k);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestUpstreamClientPool)

@@ -34,6 +34,20 @@ int storeAutoCheckpoint(StoreWorker &worker)
     return ok ? pages : -1;
 }
 
+// How many times the store connection compiled SQL so far (Database::compiledStatements), read on the store thread.
+qint64 compiledOnStore(StoreWorker &worker)
+{
+    qint64 compiled = -1;
+    QString error;
+    const bool ok = worker.runBlocking(
+        [&compiled](Database &db, QString *) {
+            compiled = qint64(db.compiledStatements());
+            return true;
+        },
+        &error, false);
+    return ok ? compiled : -1;
+}
+
 // One write job of about `bytes` bytes in a table of its own (about bytes / 4096 WAL frames).
 bool writeBlob(StoreWorker &worker, int bytes)
 {
@@ -181,9 +195,12 @@ private slots:
         QVERIFY(writeBlob(worker, 64 * 1024));
         QTRY_VERIFY_WITH_TIMEOUT(stats.passes.load() > 0, 10000);
         QCOMPARE(stats.backlogFrames.load(), 0);
-        if (ahead)
+        qint64 compiledAfterFirstRestart = -1;
+        if (ahead) {
             QTRY_COMPARE_WITH_TIMEOUT(stats.restartsAhead.load(), 1, 10000);
-        else
+            compiledOnStore(worker); // its own BEGIN is compiled once, here
+            compiledAfterFirstRestart = compiledOnStore(worker);
+        } else
             QTest::qWait(WalCheckpointer::kDefaultDelayMs); // time enough for a restart that must not come
         const qint64 before = walStartCount(path);
         QVERIFY(before >= 0);
@@ -195,6 +212,10 @@ private slots:
         if (ahead) {
             QTRY_VERIFY_WITH_TIMEOUT(stats.passes.load() > passes, 10000); // the job's write is copied back
             QTRY_COMPARE_WITH_TIMEOUT(stats.restartsAhead.load(), 2, 10000);
+            // The second restart reuses the statements the first compiled (BEGIN IMMEDIATE, the probe, COMMIT);
+            // between the two only the 4 KiB blob's INSERT, whose text is new, was compiled.
+            const qint64 compiledSince = compiledOnStore(worker) - compiledAfterFirstRestart;
+            QVERIFY2(compiledSince <= 1, qPrintable(QString::number(compiledSince)));
             const qint64 after = stats.passes.load();
             QTest::qWait(3 * WalCheckpointer::kDefaultDelayMs);
             QCOMPARE(stats.passes.load(), after);
