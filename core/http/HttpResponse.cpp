@@ -1,6 +1,7 @@
 #include "http/HttpResponse.h"
 
 #include "http/HttpConnection.h"
+#include "http/WriteCoalescer.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -179,13 +180,7 @@ bool HttpResponse::write(QByteArray data)
     } else {
         ok = sendRaw(data);
     }
-    // SWITCHYARD_WRITE_FLUSH=socket (or =pass, see WriteCoalescer) leaves them to the coalescer as before session
-    // 31 (A/B runs in bench/).
-    static const bool firstBytesAtOnce = [] {
-        const QString mode = qEnvironmentVariable("SWITCHYARD_WRITE_FLUSH");
-        return mode != QLatin1String("socket") && mode != QLatin1String("pass");
-    }();
-    if (ok && firstBytes && firstBytesAtOnce && !m_clientGone)
+    if (ok && firstBytes && !m_clientGone && WriteCoalescer::flushMode() == WriteCoalescer::FlushMode::FirstBytesAtOnce)
         m_connection->flushQueuedNow();
     updateCongestion();
     return ok && !m_clientGone;

@@ -37,12 +37,21 @@ bool WriteCoalescer::hook()
     connect(dispatcher, &QAbstractEventDispatcher::aboutToBlock, this, &WriteCoalescer::flushAll);
     connect(dispatcher, &QAbstractEventDispatcher::awake, this, &WriteCoalescer::flushAll);
 #ifdef Q_OS_LINUX
-    // SWITCHYARD_WRITE_FLUSH=pass keeps the flush at the end of the pass only (A/B runs in bench/).
-    static const bool perSocket = qEnvironmentVariable("SWITCHYARD_WRITE_FLUSH") != QLatin1String("pass");
-    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(dispatcher); epoll && perSocket)
+    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(dispatcher); epoll && flushMode() != FlushMode::Pass)
         m_socketHook = epoll->addSocketHandledHook([this] { flushAll(); });
 #endif
     return true;
+}
+
+WriteCoalescer::FlushMode WriteCoalescer::flushMode()
+{
+    static const FlushMode mode = [] {
+        const QString value = qEnvironmentVariable("SWITCHYARD_WRITE_FLUSH");
+        if (value == QLatin1String("pass"))
+            return FlushMode::Pass;
+        return value == QLatin1String("socket") ? FlushMode::Socket : FlushMode::FirstBytesAtOnce;
+    }();
+    return mode;
 }
 
 bool WriteCoalescer::schedule(HttpConnection *connection)

@@ -31,6 +31,17 @@ public:
     // Flushes every scheduled connection now.
     void flushAll();
 
+    // When client output goes to the kernel: SWITCHYARD_WRITE_FLUSH=pass at the end of each event-loop pass only
+    // (before session 21), =socket also after each ready socket (before session 31), by default also a stream's
+    // first bytes inside the write that carries them (HttpResponse::write). For A/B runs in bench/.
+    enum class FlushMode
+    {
+        Pass,
+        Socket,
+        FirstBytesAtOnce
+    };
+    static FlushMode flushMode();
+
 private:
     bool hook();
 

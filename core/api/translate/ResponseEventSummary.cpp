@@ -10,14 +10,20 @@ namespace sy {
 
 namespace {
 
-// Appends `key` (plain ASCII) and the member's value as compact JSON.
-void appendMember(std::string &out, std::string_view key, simdjson::dom::element value)
+// Appends `key` (plain ASCII) of an object being written, after a comma unless it is the first.
+void appendKey(std::string &out, std::string_view key)
 {
     if (out.back() != '{')
         out += ',';
     out += '"';
     out += key;
     out += "\":";
+}
+
+// Appends `key` and the member's value as compact JSON.
+void appendMember(std::string &out, std::string_view key, simdjson::dom::element value)
+{
+    appendKey(out, key);
     out += simdjson::minify(value);
 }
 
@@ -43,7 +49,8 @@ std::optional<QJsonObject> responseEventSummary(const QByteArray &json)
         if (!response.is_object()) {
             appendMember(text, "response", response);
         } else {
-            text += text.size() > 1 ? ",\"response\":{" : "\"response\":{";
+            appendKey(text, "response");
+            text += '{';
             for (const char *key : {"id", "status", "usage", "error", "incomplete_details"}) {
                 simdjson::dom::element value;
                 if (response[key].get(value) == simdjson::SUCCESS)
