@@ -25,6 +25,13 @@ namespace sy {
 
 namespace {
 
+// SWITCHYARD_PREPARE_DISPATCH=0: the upstream request is built only at the dispatch, as before session 32 (for
+// A/B runs, bench/README.md).
+bool prepareDispatchWanted()
+{
+    static const bool wanted = qEnvironmentVariable("SWITCHYARD_PREPARE_DISPATCH") != QLatin1String("0");
+    return wanted;
+}
 
 QString attemptOutcome(const FailureInfo &f)
 {
@@ -300,6 +307,26 @@ void Turn::onSlotFreed()
         route();
 }
 
+UpstreamRequest Turn::upstreamRequestFor(const AccountPool::Account &account) const
+{
+    UpstreamRequest req;
+    req.method = "POST";
+    req.url = upstreamEndpoint(m_s.config->upstreamUrl, QStringLiteral("/codex/responses"));
+    // Everything but the access token, which a refresh may replace before the dispatch: dispatch() adds it.
+    req.headers = upstreamHeadersButAuthorization(*m_request, account, m_requestId.toLatin1(), true);
+    req.preparedHead = upstreamRequestHeadStart(req);
+    req.headers.clear();
+    return req;
+}
+
+void Turn::prepareDispatch(const QString &accountId)
+{
+    const AccountPool::Account *account = m_s.pool->account(accountId);
+    if (!account || !prepareDispatchWanted())
+        return;
+    m_prepared = PreparedDispatch{accountId, upstreamRequestFor(*account)};
+}
+
 void Turn::dispatch(const QString &accountId)
 {
     m_state = State::Attempting;
@@ -319,16 +346,17 @@ void Turn::dispatch(const QString &accountId)
     if (!m_sessionKey.isEmpty())
         m_s.pool->bindSession(m_sessionKey, accountId);
 
-    UpstreamRequest req;
-    req.method = "POST";
-    req.url = upstreamEndpoint(m_s.config->upstreamUrl, QStringLiteral("/codex/responses"));
-    req.headers = upstreamHeaders(*m_request, *account, m_requestId.toLatin1(), true);
+    // The account's id names its ChatGPT account (AccountRepository): what was prepared for it still holds.
+    const bool prepared = m_prepared && m_prepared->accountId == accountId;
+    UpstreamRequest req = prepared ? std::move(m_prepared->request) : upstreamRequestFor(*account);
+    m_prepared.reset();
+    req.headers = {upstreamAuthorization(*account)};
     m_attemptAccessToken = account->tokens.accessToken;
     req.body = m_upstreamBody;
     req.egress = egress.upstreamEgress();
     m_attemptStartMs = m_s.clock->monotonicMs();
     m_budget.beginAttempt();
-    m_marks.dispatched();
+    m_marks.dispatched(prepared);
     m_call = m_s.upstream->start(req);
     if (m_call->requestWrittenAll())
         m_marks.requestSent(); // at once, not when requestSent() arrives from the loop

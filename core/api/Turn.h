@@ -77,6 +77,11 @@ private:
     bool waitAtGate();
     void onOwnerLost(const QString &requestId);
     void dispatch(const QString &accountId);
+    // While a claim is on its way the proxy thread has nothing else to do for this turn: what dispatch() would
+    // build for that account (URL, headers, the head, all but the access token) is built then, and used if the
+    // claim is won on that account.
+    void prepareDispatch(const QString &accountId);
+    UpstreamRequest upstreamRequestFor(const AccountPool::Account &account) const;
     void onRequestSent();
     void onHeaders(int status, const HttpHeaders &headers);
     void onEvent(const SseEvent &event);
@@ -157,6 +162,13 @@ private:
     bool m_routingBeforeScan = false; // route() may only claim (claimBeforeScan())
     bool m_rerouteAfterClaim = false; // the claim on its way was made before the scan and must be given up
     QString m_attemptAccessToken; // the access token the current attempt was sent with (never logged)
+    struct PreparedDispatch
+    {
+        QString accountId;
+        UpstreamRequest request; // without its access token
+    };
+    std::optional<PreparedDispatch> m_prepared; // prepareDispatch()
+    quint64 m_claimsSubmitted = 0;
     bool m_refreshTried = false;  // a 401 already led to a token refresh in this request
     QString m_retryAccountId;     // after a successful refresh: the account to try again first
     qint64 m_attemptStartMs = 0;

@@ -48,6 +48,7 @@ void Turn::claimSlot(const QString &accountId)
     m_marks.claimSubmitted();
     m_busyPoll.acquire();
     QPointer<Turn> self(this);
+    const quint64 claimNo = ++m_claimsSubmitted;
     m_s.pool->claim(req, [self, accountId, wasWaiting](const ClaimOutcome &outcome) {
         if (!self)
             return;
@@ -63,6 +64,9 @@ void Turn::claimSlot(const QString &accountId)
             self->m_state = State::GateWait;
         self->onClaimed(accountId, outcome);
     });
+    // Unless the claim was refused at once (and another one may be on its way now).
+    if (m_claimsSubmitted == claimNo && m_state == State::Claiming)
+        prepareDispatch(accountId);
 }
 
 bool Turn::claimBeforeScan()
@@ -72,9 +76,14 @@ bool Turn::claimBeforeScan()
     readSessionKey(QString());
     // The session key may be the body's prompt_cache_key. A body that names a previous response is routed to
     // its owner after the scan (an escaped key is found only by the scan: see rerouteAfterEarlyClaim()). The
-    // search is about 2 us for a 40 KiB body, and 0.4 ms for 10 MiB: what the overlap saves there.
+    // search is about 2 us for a 40 KiB body, but 0.4 ms for 10 MiB, in front of every such turn's claim: a body
+    // above kClaimSoonMaxBodyBytes is not searched, its claim goes out at once, and a continuation that the scan
+    // finds gives it up (Codex sends none over HTTP: docs/PROTOCOL.md).
     const QByteArray &body = m_request->body;
-    if (m_sessionKey.isEmpty() || memmem(body.constData(), size_t(body.size()), "previous_response_id", 20) != nullptr)
+    if (m_sessionKey.isEmpty())
+        return false;
+    if (body.size() <= kClaimSoonMaxBodyBytes &&
+        memmem(body.constData(), size_t(body.size()), "previous_response_id", 20) != nullptr)
         return false;
     m_state = State::Routing;
     if (!m_turnState.isEmpty())

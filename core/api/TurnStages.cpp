@@ -42,7 +42,10 @@ QJsonObject TurnStageStats::toJson() const
     QJsonObject stages;
     for (int s = 0; s < StageCount; ++s)
         stages.insert(QLatin1String(name(Stage(s))), m_stages[size_t(s)].toJson());
-    return {{QStringLiteral("unit"), QStringLiteral("us")}, {QStringLiteral("stages"), stages}};
+    return {{QStringLiteral("unit"), QStringLiteral("us")},
+            {QStringLiteral("stages"), stages},
+            {QStringLiteral("dispatches"), m_dispatches},
+            {QStringLiteral("dispatches_prepared"), m_dispatchesPrepared}};
 }
 
 void TurnStageMarks::begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs,
@@ -85,8 +88,10 @@ void TurnStageMarks::claimAnswered(bool won, qint64 storeStartUs, qint64 storeEn
         m_claimWon = t;
 }
 
-void TurnStageMarks::dispatched()
+void TurnStageMarks::dispatched(bool prepared)
 {
+    if (m_stats)
+        m_stats->countDispatch(prepared);
     ++m_dispatches;
     m_sent = m_head = 0;
     m_headHandling = -1;

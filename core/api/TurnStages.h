@@ -41,6 +41,12 @@ public:
     };
 
     void record(Stage stage, qint64 us) { m_stages[size_t(stage)].record(us); }
+    // Upstream attempts, and those whose request was built while their claim was on its way (Turn::prepareDispatch).
+    void countDispatch(bool prepared)
+    {
+        ++m_dispatches;
+        m_dispatchesPrepared += prepared ? 1 : 0;
+    }
     const LatencyHistogram &stage(Stage stage) const { return m_stages[size_t(stage)]; }
     static const char *name(Stage stage);
 
@@ -48,6 +54,8 @@ public:
 
 private:
     std::array<LatencyHistogram, StageCount> m_stages;
+    qint64 m_dispatches = 0;
+    qint64 m_dispatchesPrepared = 0;
 };
 
 // One turn's marks (Clock::monotonicUs, 0 = not reached), recorded into TurnStageStats as stages complete.
@@ -60,7 +68,8 @@ public:
     // storeStartUs/storeEndUs: ClaimOutcome's (0 when the claim never reached the store).
     void claimAnswered(bool won, qint64 storeStartUs, qint64 storeEndUs);
     void waitedAtGate() { m_clean = false; }
-    void dispatched();
+    // An upstream attempt begins; `prepared`: its request was built ahead (TurnStageStats::countDispatch).
+    void dispatched(bool prepared = false);
     void requestSent();
     void upstreamHead();
     void upstreamHeadHandled();

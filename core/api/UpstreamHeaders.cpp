@@ -26,12 +26,16 @@ QUrl upstreamEndpoint(const QUrl &base, const QString &path, const QByteArray &r
     return url;
 }
 
-HttpHeaders upstreamHeaders(const HttpRequest &client, const AccountPool::Account &account,
-                            const QByteArray &requestId, bool eventStream)
+HttpHeader upstreamAuthorization(const AccountPool::Account &account)
+{
+    return {QByteArrayLiteral("authorization"), QByteArrayLiteral("Bearer ") + account.tokens.accessToken.toUtf8()};
+}
+
+HttpHeaders upstreamHeadersButAuthorization(const HttpRequest &client, const AccountPool::Account &account,
+                                            const QByteArray &requestId, bool eventStream)
 {
     HttpHeaders h;
     h.reserve(16);
-    h.append({QByteArrayLiteral("authorization"), QByteArrayLiteral("Bearer ") + account.tokens.accessToken.toUtf8()});
     h.append({QByteArrayLiteral("chatgpt-account-id"), account.record.chatgptAccountId.toUtf8()});
     h.append({QByteArrayLiteral("accept"),
               eventStream ? QByteArrayLiteral("text/event-stream") : QByteArrayLiteral("application/json")});
@@ -48,6 +52,14 @@ HttpHeaders upstreamHeaders(const HttpRequest &client, const AccountPool::Accoun
     }
     if (client.header("originator").isEmpty())
         h.append({QByteArrayLiteral("originator"), QByteArrayLiteral("switchyard")});
+    return h;
+}
+
+HttpHeaders upstreamHeaders(const HttpRequest &client, const AccountPool::Account &account, const QByteArray &requestId,
+                            bool eventStream)
+{
+    HttpHeaders h = upstreamHeadersButAuthorization(client, account, requestId, eventStream);
+    h.prepend(upstreamAuthorization(account));
     return h;
 }
 

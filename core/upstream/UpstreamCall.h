@@ -36,7 +36,16 @@ struct UpstreamRequest
     qint64 maxBodyBytes = 64 * 1024 * 1024;
     // Through this egress proxy instead of the client's proxy setting.
     std::optional<UpstreamEgress> egress;
+    // The head's start, built ahead by upstreamRequestHeadStart() from method, url and the headers of then (a
+    // turn builds it while its slot claim is on its way); `headers` are then only those that follow it (the
+    // access token). Empty: the whole head is built when the call starts. Content-Length and the transport's
+    // own headers are added at the start either way.
+    QByteArray preparedHead;
 };
+
+// The part of `request`'s head that does not depend on its body or route: the request line, Host and the
+// caller's headers (less those the transport owns), for UpstreamRequest::preparedHead.
+QByteArray upstreamRequestHeadStart(const UpstreamRequest &request);
 
 // One upstream HTTP/1.1 exchange, created by UpstreamClient::start(). Lives in the client's thread.
 //

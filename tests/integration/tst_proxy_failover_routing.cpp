@@ -109,10 +109,13 @@ class TestProxyFailoverRouting : public QObject
 
     // A Codex body continuing `previous`; with `escaped`, the key is spelled with a JSON escape, which only a
     // JSON parser reads as previous_response_id.
-    static QByteArray continuationBody(const QString &text, const QString &previous, bool escaped)
+    static QByteArray continuationBody(const QString &text, const QString &previous, bool escaped,
+                                       qsizetype padBytes = 0)
     {
         QJsonObject body = codexBody(text);
         body.insert(QStringLiteral("previous_response_id"), previous);
+        if (padBytes > 0) // history a long session would carry
+            body.insert(QStringLiteral("instructions"), QString(padBytes, QLatin1Char('h')));
         QByteArray raw = compact(body);
         if (escaped)
             raw.replace("\"previous_response_id\"", "\"previous\\u005fresponse_id\"");
@@ -334,20 +337,25 @@ private slots:
     }
 
     // A Codex turn with a session-id header is routed, and its slot claimed, before its body is scanned
-    // (Turn::claimBeforeScan), unless its body names a previous response. A key spelled with a JSON escape is
-    // found only by the scan: the claim made by then (on the session's account) is given up once answered,
-    // and the continuation goes to the response's owner, the other account.
+    // (Turn::claimBeforeScan), unless its body (up to 1 MiB) names a previous response. A key spelled with a
+    // JSON escape, or in a larger body (not searched), is found only by the scan: the claim made by then (on
+    // the session's account) is given up once answered, and the continuation goes to the response's owner, the
+    // other account.
     void codexContinuationOverridesTheSessionsAccount_data()
     {
         QTest::addColumn<bool>("escaped");
+        QTest::addColumn<int>("padBytes");
         QTest::addColumn<int>("earlyClaims");
-        QTest::newRow("previous_response_id: no claim before the scan") << false << 0;
-        QTest::newRow("previous\\u005fresponse_id: a claim before the scan, given up") << true << 1;
+        QTest::newRow("previous_response_id: no claim before the scan") << false << 0 << 0;
+        QTest::newRow("previous\\u005fresponse_id: a claim before the scan, given up") << true << 0 << 1;
+        QTest::newRow("previous_response_id, 1.5 MiB body: a claim before the scan, given up")
+            << false << 1536 * 1024 << 1;
     }
 
     void codexContinuationOverridesTheSessionsAccount()
     {
         QFETCH(bool, escaped);
+        QFETCH(int, padBytes);
         QFETCH(int, earlyClaims);
         const QString error = startProxy(2, QStringLiteral("round_robin"));
         QVERIFY2(error.isEmpty(), qPrintable(error));
@@ -364,9 +372,9 @@ private slots:
         QVERIFY(selected.second.has_value());
         QVERIFY(!selected.first.isNull());
 
-        const SseResult next =
-            codexTurnRaw(continuationBody(QStringLiteral("ECHO: continue"), str(elsewhere.json(), "id"), escaped),
-                         {{"session-id", session}});
+        const SseResult next = codexTurnRaw(
+            continuationBody(QStringLiteral("ECHO: continue"), str(elsewhere.json(), "id"), escaped, padBytes),
+            {{"session-id", session}});
         QCOMPARE(servedBy(next), owner);
         QCOMPARE(slotEpochs(sessionAccount), sessionEpochs + earlyClaims);
         QCOMPARE(heldSlots(), 0);
