@@ -233,8 +233,6 @@ UpstreamRequest Turn::upstreamRequestFor(const AccountPool::Account &account) co
     req.url = upstreamEndpoint(m_s.config->upstreamUrl, QStringLiteral("/codex/responses"));
     // Everything but the access token, which a refresh may replace before the dispatch: dispatch() adds it.
     req.headers = upstreamHeadersButAuthorization(*m_request, account, m_requestId.toLatin1(), true);
-    req.preparedHead = upstreamRequestHeadStart(req);
-    req.headers.clear();
     return req;
 }
 
@@ -243,7 +241,10 @@ void Turn::prepareDispatch(const QString &accountId)
     const AccountPool::Account *account = m_s.pool->account(accountId);
     if (!account || !prepareDispatchWanted())
         return;
-    m_prepared = PreparedDispatch{accountId, upstreamRequestFor(*account)};
+    UpstreamRequest req = upstreamRequestFor(*account);
+    req.preparedHead = upstreamRequestHeadStart(req);
+    req.headers.clear(); // in the head now
+    m_prepared = PreparedDispatch{accountId, std::move(req)};
 }
 
 void Turn::dispatch(const QString &accountId)
@@ -269,7 +270,10 @@ void Turn::dispatch(const QString &accountId)
     const bool prepared = m_prepared && m_prepared->accountId == accountId;
     UpstreamRequest req = prepared ? std::move(m_prepared->request) : upstreamRequestFor(*account);
     m_prepared.reset();
-    req.headers = {upstreamAuthorization(*account)};
+    if (prepared)
+        req.headers = {upstreamAuthorization(*account)}; // after the prepared head
+    else
+        req.headers.prepend(upstreamAuthorization(*account));
     m_attemptAccessToken = account->tokens.accessToken;
     req.body = m_upstreamBody;
     req.egress = egress.upstreamEgress();

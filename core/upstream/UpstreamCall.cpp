@@ -71,7 +71,7 @@ qsizetype headersSize(const HttpHeaders &headers)
 // The head up to its caller's headers; `reserve`: room for what follows.
 QByteArray requestHeadStart(const UpstreamRequest &request, const QByteArray &method, qsizetype reserve)
 {
-    const bool tls = request.url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+    const bool tls = UpstreamEndpoint::usesTls(request.url);
     QByteArray target = request.url.path(QUrl::FullyEncoded).toLatin1();
     if (target.isEmpty())
         target = "/";

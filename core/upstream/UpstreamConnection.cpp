@@ -32,10 +32,15 @@ bool directSocketsWanted()
 
 } // namespace
 
+bool UpstreamEndpoint::usesTls(const QUrl &url)
+{
+    return url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+}
+
 UpstreamEndpoint UpstreamEndpoint::fromUrl(const QUrl &url, const QNetworkProxy &proxy)
 {
     UpstreamEndpoint out;
-    out.tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+    out.tls = usesTls(url);
     out.host = url.host();
     out.port = quint16(url.port(out.tls ? 443 : 80));
     out.proxy = proxy;

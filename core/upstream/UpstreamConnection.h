@@ -25,6 +25,8 @@ struct UpstreamEndpoint
     QString egressName; // the configured egress proxy, empty when none
 
     static UpstreamEndpoint fromUrl(const QUrl &url, const QNetworkProxy &proxy);
+    // Whether `url` is reached over TLS (https).
+    static bool usesTls(const QUrl &url);
     // Scheme, host, port, the egress name and the proxy's type, host, port, user (never its password) and
     // name resolution (SOCKS5 with or without remote DNS): a connection through one egress proxy is never
     // reused for another.
