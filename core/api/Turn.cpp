@@ -22,14 +22,6 @@ namespace sy {
 
 namespace {
 
-// SWITCHYARD_PREPARE_DISPATCH=0: the upstream request is built only at the dispatch, as before session 32 (for
-// A/B runs, bench/README.md).
-bool prepareDispatchWanted()
-{
-    static const bool wanted = qEnvironmentVariable("SWITCHYARD_PREPARE_DISPATCH") != QLatin1String("0");
-    return wanted;
-}
-
 QString attemptOutcome(const FailureInfo &f)
 {
     switch (f.cls) {
@@ -76,6 +68,7 @@ Turn::~Turn()
 {
     dropCall();
     // A turn that ends before its first event still has its body.
+    dropEarlyCall();
     LargeBufferPool::local().giveBack(std::exchange(m_upstreamBody, QByteArray()));
     releaseSlot();
     if (!m_settled)
@@ -87,9 +80,20 @@ void Turn::start()
     m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs, m_request->completedAtUs);
     m_requestBodyBytes = m_request->wireBodyBytes;
     const bool claiming = claimBeforeScan();
+    if (claiming && m_request->body.size() > kClaimSoonMaxBodyBytes) {
+        // A large body goes out while it is scanned (1-2 ms for 10 MiB), as a Codex body that passes the scan is
+        // sent: byte for byte. Its last byte waits for the claim, and for the scan, which gives it up if the
+        // body is refused or would be changed.
+        m_upstreamBody = m_request->body;
+        sendEarly();
+        m_upstreamBody = QByteArray();
+    }
     const bool prepared = prepare();
     // What goes upstream is m_upstreamBody now (for Codex the same bytes, shared); the original is not needed.
     m_request->releaseBody();
+    if (m_early && (!prepared || m_early->body != m_upstreamBody.constData() ||
+                    m_early->bodySize != m_upstreamBody.size() || !m_previousResponseId.isEmpty()))
+        dropEarlyCall();
     if (!prepared)
         return; // answered; a claim on its way is settled (released) with the turn
     if (!claiming || m_state != State::Claiming) {
@@ -98,7 +102,9 @@ void Turn::start()
     }
     if (!m_previousResponseId.isEmpty())
         m_rerouteAfterClaim = true; // its owner decides, not the session's account
-    m_busyPoll.acquire();           // the window starts again after a long scan (2-3 ms for 10 MiB)
+    else
+        sendEarly();      // a small body: now that it is scanned
+    m_busyPoll.acquire(); // the window starts again after a long scan (2-3 ms for 10 MiB)
 }
 
 void Turn::resolveContinuation()
@@ -226,33 +232,13 @@ void Turn::onSlotFreed()
         route();
 }
 
-UpstreamRequest Turn::upstreamRequestFor(const AccountPool::Account &account) const
-{
-    UpstreamRequest req;
-    req.method = "POST";
-    req.url = upstreamEndpoint(m_s.config->upstreamUrl, QStringLiteral("/codex/responses"));
-    // Everything but the access token, which a refresh may replace before the dispatch: dispatch() adds it.
-    req.headers = upstreamHeadersButAuthorization(*m_request, account, m_requestId.toLatin1(), true);
-    return req;
-}
-
-void Turn::prepareDispatch(const QString &accountId)
-{
-    const AccountPool::Account *account = m_s.pool->account(accountId);
-    if (!account || !prepareDispatchWanted())
-        return;
-    UpstreamRequest req = upstreamRequestFor(*account);
-    req.preparedHead = upstreamRequestHeadStart(req);
-    req.headers.clear(); // in the head now
-    m_prepared = PreparedDispatch{accountId, std::move(req)};
-}
-
 void Turn::dispatch(const QString &accountId)
 {
     m_state = State::Attempting;
     m_accountId = accountId;
     if (!m_s.pool->ledger()->leaseCurrent(m_requestId) && !SY_FAULT("ignore-owner-epoch")) {
         // This process stalled between the claim and now: the slot may be another replica's already.
+        dropEarlyCall();
         onOwnerLost(m_requestId);
         return;
     }
@@ -260,6 +246,7 @@ void Turn::dispatch(const QString &accountId)
     Q_ASSERT(account);
     const EgressDecision egress = m_egress->nextAttempt(accountId, account->record.alias);
     if (!egress.allowed()) {
+        dropEarlyCall();
         egressRefused(accountId, egress);
         return;
     }
@@ -267,20 +254,30 @@ void Turn::dispatch(const QString &accountId)
         m_s.pool->bindSession(m_sessionKey, accountId);
 
     // The account's id names its ChatGPT account (AccountRepository): what was prepared for it still holds.
-    const bool prepared = m_prepared && m_prepared->accountId == accountId;
-    UpstreamRequest req = prepared ? std::move(m_prepared->request) : upstreamRequestFor(*account);
-    m_prepared.reset();
-    if (prepared)
-        req.headers = {upstreamAuthorization(*account)}; // after the prepared head
-    else
-        req.headers.prepend(upstreamAuthorization(*account));
     m_attemptAccessToken = account->tokens.accessToken;
-    req.body = m_upstreamBody;
-    req.egress = egress.upstreamEgress();
+    // Sent while the claim was on its way, all but its last byte: that byte is all there is left to send.
+    UpstreamCall *early = takeEarlyCall(accountId, *account, egress);
+    const bool prepared = early || (m_prepared && m_prepared->accountId == accountId);
+    UpstreamRequest req;
+    if (!early) {
+        req = prepared ? std::move(m_prepared->request) : upstreamRequestFor(*account);
+        if (prepared)
+            req.headers = {upstreamAuthorization(*account)}; // after the prepared head
+        else
+            req.headers.prepend(upstreamAuthorization(*account));
+        req.body = m_upstreamBody;
+        req.egress = egress.upstreamEgress();
+    }
+    m_prepared.reset();
     m_attemptStartMs = m_s.clock->monotonicMs();
     m_budget.beginAttempt();
-    m_marks.dispatched(prepared);
-    m_call = m_s.upstream->start(req);
+    m_marks.dispatched(prepared, early != nullptr);
+    if (early) {
+        m_call = early;
+        m_call->releaseTail();
+    } else {
+        m_call = m_s.upstream->start(req);
+    }
     if (m_call->requestWrittenAll())
         m_marks.requestSent(); // at once, not when requestSent() arrives from the loop
     // Recorded from the call, whose pooled connection is keyed by this egress proxy: the one that carries it.
@@ -370,6 +367,7 @@ void Turn::onEvent(const SseEvent &event)
         // No attempt can follow (no failover, retry or refresh once the client has an event): the body that
         // every attempt sends is no longer needed, and with 256 open streams of 40 KiB bodies it adds up. A large
         // one's memory, written already, takes the next large body (kept only if no one else holds it).
+        dropEarlyCall();
         LargeBufferPool::local().giveBack(std::exchange(m_upstreamBody, QByteArray()));
         m_state = State::Streaming;
         m_budget.firstEvent();

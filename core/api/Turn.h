@@ -81,6 +81,15 @@ private:
     // build for that account (URL, headers, the head, all but the access token) is built then, and used if the
     // claim is won on that account.
     void prepareDispatch(const QString &accountId);
+    // The prepared request is also sent then, but for its body's last byte (UpstreamRequest::holdLastByte):
+    // the upstream cannot act on it, and the dispatch sends only that byte. A claim that is not won aborts it
+    // (dropEarlyCall()). Only for a body already known and a direct route (an egress decision counts an attempt).
+    void sendEarly();
+    // The early call, if it still runs and is what dispatch() would send now (the account won, its token, these
+    // body bytes, no egress proxy); otherwise aborted. Null: send anew.
+    UpstreamCall *takeEarlyCall(const QString &accountId, const AccountPool::Account &account,
+                                const EgressDecision &egress);
+    void dropEarlyCall();
     UpstreamRequest upstreamRequestFor(const AccountPool::Account &account) const;
     void onRequestSent();
     void onHeaders(int status, const HttpHeaders &headers);
@@ -168,6 +177,15 @@ private:
         UpstreamRequest request; // without its access token
     };
     std::optional<PreparedDispatch> m_prepared; // prepareDispatch()
+    struct EarlyCall
+    {
+        QPointer<UpstreamCall> call;
+        QString accountId;
+        QString accessToken;
+        const char *body = nullptr; // the bytes it sends (m_upstreamBody's then)
+        qsizetype bodySize = 0;
+    };
+    std::optional<EarlyCall> m_early; // sendEarly()
     quint64 m_claimsSubmitted = 0;
     bool m_refreshTried = false;  // a 401 already led to a token refresh in this request
     QString m_retryAccountId;     // after a successful refresh: the account to try again first

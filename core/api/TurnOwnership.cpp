@@ -54,6 +54,8 @@ void Turn::claimSlot(const QString &accountId)
             return;
         self->m_marks.claimAnswered(outcome.kind == ClaimOutcome::Kind::Claimed, outcome.storeStartUs,
                                     outcome.storeEndUs);
+        if (outcome.kind != ClaimOutcome::Kind::Claimed || self->m_settled || self->m_rerouteAfterClaim)
+            self->dropEarlyCall(); // never takes its last byte
         if (self->m_settled)
             return; // the settlement (queued after this claim on the store thread) settles and releases it
         if (std::exchange(self->m_rerouteAfterClaim, false)) {
@@ -65,8 +67,10 @@ void Turn::claimSlot(const QString &accountId)
         self->onClaimed(accountId, outcome);
     });
     // Unless the claim was refused at once (and another one may be on its way now).
-    if (m_claimsSubmitted == claimNo && m_state == State::Claiming)
+    if (m_claimsSubmitted == claimNo && m_state == State::Claiming) {
         prepareDispatch(accountId);
+        sendEarly(); // once the body is known (a claim before the scan: start() sends it)
+    }
 }
 
 bool Turn::claimBeforeScan()

@@ -45,7 +45,9 @@ QJsonObject TurnStageStats::toJson() const
     return {{QStringLiteral("unit"), QStringLiteral("us")},
             {QStringLiteral("stages"), stages},
             {QStringLiteral("dispatches"), m_dispatches},
-            {QStringLiteral("dispatches_prepared"), m_dispatchesPrepared}};
+            {QStringLiteral("dispatches_prepared"), m_dispatchesPrepared},
+            {QStringLiteral("dispatches_sent_early"), m_dispatchesSentEarly},
+            {QStringLiteral("early_sends"), m_earlySends}};
 }
 
 void TurnStageMarks::begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs,
@@ -88,10 +90,10 @@ void TurnStageMarks::claimAnswered(bool won, qint64 storeStartUs, qint64 storeEn
         m_claimWon = t;
 }
 
-void TurnStageMarks::dispatched(bool prepared)
+void TurnStageMarks::dispatched(bool prepared, bool sentEarly)
 {
     if (m_stats)
-        m_stats->countDispatch(prepared);
+        m_stats->countDispatch(prepared, sentEarly);
     ++m_dispatches;
     m_sent = m_head = 0;
     m_headHandling = -1;

@@ -41,12 +41,17 @@ public:
     };
 
     void record(Stage stage, qint64 us) { m_stages[size_t(stage)].record(us); }
-    // Upstream attempts, and those whose request was built while their claim was on its way (Turn::prepareDispatch).
-    void countDispatch(bool prepared)
+    // Upstream attempts, those whose request was built while their claim was on its way (Turn::prepareDispatch),
+    // and those whose request was sent then, all but its last byte (Turn::sendEarly): the dispatch only sent
+    // that byte.
+    void countDispatch(bool prepared, bool sentEarly)
     {
         ++m_dispatches;
         m_dispatchesPrepared += prepared ? 1 : 0;
+        m_dispatchesSentEarly += sentEarly ? 1 : 0;
     }
+    // A request sent ahead of its claim's answer (Turn::sendEarly), taken over by a dispatch or not.
+    void countEarlySend() { ++m_earlySends; }
     const LatencyHistogram &stage(Stage stage) const { return m_stages[size_t(stage)]; }
     static const char *name(Stage stage);
 
@@ -56,6 +61,8 @@ private:
     std::array<LatencyHistogram, StageCount> m_stages;
     qint64 m_dispatches = 0;
     qint64 m_dispatchesPrepared = 0;
+    qint64 m_dispatchesSentEarly = 0;
+    qint64 m_earlySends = 0;
 };
 
 // One turn's marks (Clock::monotonicUs, 0 = not reached), recorded into TurnStageStats as stages complete.
@@ -68,8 +75,14 @@ public:
     // storeStartUs/storeEndUs: ClaimOutcome's (0 when the claim never reached the store).
     void claimAnswered(bool won, qint64 storeStartUs, qint64 storeEndUs);
     void waitedAtGate() { m_clean = false; }
-    // An upstream attempt begins; `prepared`: its request was built ahead (TurnStageStats::countDispatch).
-    void dispatched(bool prepared = false);
+    // An upstream attempt begins; `prepared`: its request was built ahead, `sentEarly`: and sent
+    // (TurnStageStats::countDispatch).
+    void dispatched(bool prepared = false, bool sentEarly = false);
+    void sentEarly()
+    {
+        if (m_stats)
+            m_stats->countEarlySend();
+    }
     void requestSent();
     void upstreamHead();
     void upstreamHeadHandled();

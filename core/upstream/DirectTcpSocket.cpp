@@ -90,6 +90,10 @@ qint64 DirectTcpSocket::write(QByteArrayView, const QByteArray &)
 {
     return 0;
 }
+qint64 DirectTcpSocket::append(const QByteArray &)
+{
+    return 0;
+}
 void DirectTcpSocket::closeDescriptor() {}
 #else
 
@@ -218,8 +222,25 @@ qint64 DirectTcpSocket::write(QByteArrayView head, const QByteArray &body)
     return sent;
 }
 
+qint64 DirectTcpSocket::append(const QByteArray &bytes)
+{
+    if (!isConnected())
+        return 0;
+    if (bytesToWrite() > 0) {
+        m_pendingTail.append(bytes); // after what is still waiting
+        return 0;
+    }
+    return write(bytes, QByteArray());
+}
+
 void DirectTcpSocket::flushPending()
 {
+    if (m_pendingHead.isEmpty() && m_pendingBodyPos >= m_pendingBody.size() && !m_pendingTail.isEmpty()) {
+        // The head and the body are out: what append() queued behind them goes next, as a head of its own.
+        m_pendingHead = std::exchange(m_pendingTail, QByteArray());
+        m_pendingBody = QByteArray();
+        m_pendingBodyPos = 0;
+    }
     if (bytesToWrite() == 0) {
         m_writeNotifier->setEnabled(false);
         return;
@@ -295,7 +316,7 @@ void DirectTcpSocket::closeDescriptor()
 
 qint64 DirectTcpSocket::bytesToWrite() const
 {
-    return m_pendingHead.size() + (m_pendingBody.size() - m_pendingBodyPos);
+    return m_pendingHead.size() + (m_pendingBody.size() - m_pendingBodyPos) + m_pendingTail.size();
 }
 
 QByteArray DirectTcpSocket::read(qint64 maxBytes)
@@ -343,6 +364,7 @@ void DirectTcpSocket::abort()
     closeDescriptor();
     m_pendingHead.clear();
     m_pendingBody = QByteArray();
+    m_pendingTail.clear();
 }
 
 } // namespace sy

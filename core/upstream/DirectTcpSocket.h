@@ -53,6 +53,9 @@ public:
     // Bytes the kernel did not take yet stay here; bytesWritten() reports each further part it takes.
     // Returns how many bytes the kernel took at once.
     qint64 write(QByteArrayView head, const QByteArray &body);
+    // More bytes of the same request, sent after everything written before (a body's held-back tail). Returns
+    // how many bytes the kernel took at once.
+    qint64 append(const QByteArray &bytes);
     qint64 bytesToWrite() const;
 
     qint64 bytesAvailable() const { return m_in.size() - m_inPos; }
@@ -92,6 +95,7 @@ private:
     QByteArray m_pendingHead; // what the kernel has not taken yet: the head's rest, then the body's
     QByteArray m_pendingBody;
     qsizetype m_pendingBodyPos = 0;
+    QByteArray m_pendingTail; // append()ed while the head or body still waited
     bool m_connected = false;
     bool m_closed = false;
     bool m_peerClosed = false;

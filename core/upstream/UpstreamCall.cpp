@@ -127,6 +127,7 @@ UpstreamCall::UpstreamCall(UpstreamClient *client, const UpstreamRequest &reques
     m_headRequest = method == "HEAD";
     m_requestHead = requestHead(request, method);
     m_requestBody = request.body;
+    m_tailHeld = request.holdLastByte && !request.body.isEmpty();
     m_http = std::make_unique<HttpResponseParser>(m_headRequest);
 }
 
@@ -155,6 +156,15 @@ QString UpstreamCall::outcomeName(Outcome outcome)
 void UpstreamCall::abort(const QString &reason)
 {
     finish(Outcome::Aborted, reason.isEmpty() ? QStringLiteral("aborted by the proxy") : reason);
+}
+
+void UpstreamCall::releaseTail()
+{
+    if (m_done || !std::exchange(m_tailHeld, false))
+        return;
+    // A connection still opening (or opened again) gets the whole request when it is open.
+    if (std::exchange(m_heldOnConnection, false) && m_connection)
+        m_connection->releaseHeld();
 }
 
 void UpstreamCall::pause()
@@ -228,6 +238,7 @@ void UpstreamCall::openConnection()
 void UpstreamCall::attach(UpstreamConnection *connection)
 {
     m_connection = connection;
+    m_heldOnConnection = false;
     connection->setParent(this);
     connect(connection, &UpstreamConnection::opened, this, &UpstreamCall::sendRequest);
     connect(connection, &UpstreamConnection::written, this, &UpstreamCall::onWritten);
@@ -243,7 +254,8 @@ void UpstreamCall::sendRequest()
     // Until its first event is forwarded, a client waits on this socket: its events go first in a pass.
     if (!m_firstEventSeen)
         EpollEventDispatcher::setSocketPriority(m_connection->socketDescriptor(), true);
-    m_connection->write(m_requestHead, m_requestBody);
+    m_heldOnConnection = m_tailHeld;
+    m_connection->write(m_requestHead, m_requestBody, m_tailHeld ? 1 : 0);
 }
 
 bool UpstreamCall::requestWrittenAll() const
@@ -330,6 +342,10 @@ void UpstreamCall::pump()
     // A handler running a nested event loop must not start a second drain of the same connection.
     if (m_pumping || m_done || !m_connection)
         return;
+    if (m_tailHeld && m_connection->bytesAvailable() > 0) {
+        finish(Outcome::ConnectionFailed, QStringLiteral("the upstream answered before it had the whole request"));
+        return;
+    }
     const QPointer<UpstreamCall> self(this);
     m_pumping = true;
     while (self && !m_done) {

@@ -41,6 +41,11 @@ struct UpstreamRequest
     // access token). Empty: the whole head is built when the call starts. Content-Length and the transport's
     // own headers are added at the start either way.
     QByteArray preparedHead;
+    // The body's last byte is not sent until UpstreamCall::releaseTail(): everything else goes out at once,
+    // but the upstream cannot act on a request it does not have whole (its Content-Length says more is coming),
+    // so a call aborted before the release leaves it nothing to run. For a request sent while the right to send
+    // it is still being decided (a turn's slot claim). A body-less request is sent whole.
+    bool holdLastByte = false;
 };
 
 // The part of `request`'s head that does not depend on its body or route: the request line, Host and the
@@ -88,6 +93,11 @@ public:
     ~UpstreamCall() override;
 
     void abort(const QString &reason = {});
+    // Sends the byte UpstreamRequest::holdLastByte held back; nothing is emitted from inside. Until then the
+    // call delivers nothing: a response byte that arrives before it (the upstream answered a request it did not
+    // have whole) ends the call with ConnectionFailed, as does a close. The call is sent then as any other.
+    void releaseTail();
+    bool isTailHeld() const { return m_tailHeld; }
     // Backpressure: stop delivering (and reading) body data until resume(). Data already buffered is
     // delivered after resume() from the event loop, never synchronously inside resume().
     void pause();
@@ -169,6 +179,8 @@ private:
     bool m_paused = false;
     bool m_pumping = false;
     bool m_done = false;
+    bool m_tailHeld = false;         // UpstreamRequest::holdLastByte, until releaseTail()
+    bool m_heldOnConnection = false; // this connection was written to without the body's last byte
 };
 
 } // namespace sy

@@ -154,8 +154,8 @@ void UpstreamConnection::onWritten(qint64 bytes)
     // Handshake records count for nothing: only bytes after write() are the caller's.
     if (bytes <= 0 || !m_writing)
         return;
-    if (m_socket && m_socket->bytesToWrite() == 0)
-        m_bodyInQt = QByteArray(); // Qt wrote all of it (for TLS: encrypted it, and the rest is ciphertext)
+    if (m_held.isEmpty() && (m_plain ? m_plain->bytesToWrite() == 0 : m_socket && m_socket->bytesToWrite() == 0))
+        m_bodyInQt = QByteArray(); // all of it written (for TLS: encrypted, and the rest is ciphertext)
     m_writtenAny = true;
     emit written();
 }
@@ -205,17 +205,24 @@ qintptr UpstreamConnection::socketDescriptor() const
     return m_plain ? m_plain->descriptor() : m_socket && m_direct ? m_socket->socketDescriptor() : -1;
 }
 
-void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
+void UpstreamConnection::write(const QByteArray &head, const QByteArray &whole, qsizetype holdBack)
 {
     m_writtenAny = false;
     m_writing = true;
+    holdBack = qBound<qsizetype>(0, holdBack, whole.size());
+    m_held = whole.last(holdBack);
+    // All but the held-back tail, as a view of the caller's bytes: kept alive in m_bodyInQt until written.
+    const QByteArray body = holdBack > 0 ? QByteArray::fromRawData(whole.constData(), whole.size() - holdBack) : whole;
     if (m_plain) {
         // The direct socket keeps what the kernel does not take at once and reports it with bytesWritten().
         const qint64 sent = m_plain->write(head, body);
         m_writtenAny = sent > 0;
-        if (sent > 0 && sent == head.size() + body.size())
+        if (sent > 0 && sent == head.size() + body.size()) {
             QMetaObject::invokeMethod(
                 this, [this] { emit written(); }, Qt::QueuedConnection);
+        } else if (holdBack > 0) {
+            m_bodyInQt = whole; // the direct socket holds a view of it
+        }
         return;
     }
     if (!m_socket)
@@ -243,7 +250,7 @@ void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
     // QByteArray of 4 KiB or more as it is instead of copying it; the rest of a body the kernel took in part is
     // handed over as a view, and the connection keeps the body alive until Qt has written it (m_bodyInQt). A
     // copy of the rest of a 10 MiB upload would cost as much as its page faults.
-    m_bodyInQt = body;
+    m_bodyInQt = whole;
     if (sent < head.size()) {
         m_socket->write(head.constData() + sent, head.size() - sent);
         if (!body.isEmpty())
@@ -254,8 +261,29 @@ void UpstreamConnection::write(const QByteArray &head, const QByteArray &body)
     }
 }
 
+void UpstreamConnection::releaseHeld()
+{
+    if (m_held.isEmpty())
+        return;
+    const QByteArray tail = std::exchange(m_held, QByteArray());
+    if (m_plain) {
+        const qint64 sent = m_plain->append(tail);
+        if (sent > 0 && m_plain->bytesToWrite() == 0) {
+            m_bodyInQt = QByteArray();
+            m_writtenAny = true;
+            QMetaObject::invokeMethod(
+                this, [this] { emit written(); }, Qt::QueuedConnection);
+        }
+        return;
+    }
+    if (m_socket)
+        m_socket->write(tail); // behind whatever Qt still holds
+}
+
 bool UpstreamConnection::writtenAll() const
 {
+    if (!m_held.isEmpty())
+        return false;
     if (m_plain)
         return m_writing && m_writtenAny && m_plain->bytesToWrite() == 0;
     if (!m_socket || !m_writing || !m_writtenAny)
@@ -282,8 +310,10 @@ void UpstreamConnection::close()
         m_plain = nullptr;
         m_closed = true;
         disconnect(plain, nullptr, this, nullptr);
-        plain->abort();
+        plain->abort();       // drops what it still had to write, views of m_bodyInQt included
         plain->deleteLater(); // it may be emitting the signal that led here
+        m_bodyInQt = QByteArray();
+        m_held = QByteArray();
         return;
     }
     if (!m_socket)
@@ -297,6 +327,7 @@ void UpstreamConnection::close()
     disconnect(socket, nullptr, this, nullptr);
     socket->abort(); // discards Qt's write buffer, and with it any view of m_bodyInQt
     m_bodyInQt = QByteArray();
+    m_held = QByteArray();
     // The socket may be emitting the signal that led here.
     socket->deleteLater();
 }

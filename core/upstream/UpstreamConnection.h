@@ -70,8 +70,13 @@ public:
 
     // One request: head and body are handed to the socket as they are (Qt keeps a reference to each
     // QByteArray instead of copying a large body into its write buffer; TLS encrypts from them).
-    void write(const QByteArray &head, const QByteArray &body);
+    // `holdBack`: that many of the body's last bytes are not written until releaseHeld() (the upstream cannot
+    // act on a request it does not have whole).
+    void write(const QByteArray &head, const QByteArray &body, qsizetype holdBack = 0);
+    // Writes what write() held back, after everything else.
+    void releaseHeld();
     bool writtenAny() const { return m_writtenAny; }
+    // False while bytes are held back.
     bool writtenAll() const;
     // Plain TCP straight to the upstream: write() hands the bytes to the kernel and signals only later.
     bool isPlainDirect() const { return !m_ssl && m_direct; }
@@ -114,7 +119,8 @@ private:
     bool m_closed = false;
     bool m_writing = false; // write() was called
     bool m_writtenAny = false;
-    QByteArray m_bodyInQt; // the request body, while Qt's write buffer may hold a view of it
+    QByteArray m_bodyInQt; // the request body, while Qt's write buffer (or the direct socket's) holds a view of it
+    QByteArray m_held;     // the body's held-back tail (write())
 };
 
 } // namespace sy

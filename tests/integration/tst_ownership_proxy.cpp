@@ -76,6 +76,26 @@ class TestOwnershipProxy : public QObject
         return r.json();
     }
 
+    // Requests sent upstream while their claim was on its way (turn_stages.early_sends), dispatched or not.
+    qint64 earlySends()
+    {
+        return status()
+            .value(QLatin1String("turn_stages"))
+            .toObject()
+            .value(QLatin1String("early_sends"))
+            .toInteger(-1);
+    }
+
+    // Upstream attempts that took over such a request (turn_stages.dispatches_sent_early).
+    qint64 earlyDispatches()
+    {
+        return status()
+            .value(QLatin1String("turn_stages"))
+            .toObject()
+            .value(QLatin1String("dispatches_sent_early"))
+            .toInteger(-1);
+    }
+
     // A count of the store thread's waits (busy_poll in /api/status), e.g. the claims announced to it by turns'
     // heads (warm-ups included) or the waits awake it began after a unit.
     qint64 storeCount(const char *name)
@@ -276,8 +296,19 @@ private slots:
     // A Codex turn whose session-id comes in its headers has its slot claimed before its body is scanned
     // (Turn::claimBeforeScan). A body that then fails the scan is answered 400 and the claim settled with the
     // turn: the slot's epoch moved once (the claim happened) and no slot stays held.
+    // A large body is also sent upstream while it is scanned, all but its last byte (Turn::sendEarly): refused
+    // by the scan, that request is given up before it is complete. Red when the byte is not held back (the
+    // upstream logs a complete request).
+    void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld_data()
+    {
+        QTest::addColumn<int>("padding");
+        QTest::newRow("small body") << 0;
+        QTest::newRow("1.5 MiB body, sent while it is scanned") << 1536 * 1024;
+    }
+
     void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld()
     {
+        QFETCH(int, padding);
         QVERIFY2(start(1, {}).isEmpty(), qPrintable(m_proxy->errorString()));
         const auto slotState = [this](qint64 *epochs, int *held) {
             *epochs = 0;
@@ -291,16 +322,33 @@ private slots:
         int held = 0;
         slotState(&before, &held);
         QCOMPARE(held, 0);
-        const HttpResult r = httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))),
-                                         {{"content-type", "application/json"}, {"session-id", session()}},
-                                         QByteArrayLiteral("{\"model\": \"gpt-5-codex\", \"input\": [}"));
+        if (padding > 0) {
+            // A turn first, whose upstream connection stays open: the early send is written at once, not once a
+            // new connection is up (by when the scan has refused the body).
+            const HttpResult warm = httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/v1/responses"))),
+                                                {{"content-type", "application/json"}}, v1Body(QStringLiteral("warm")));
+            QCOMPARE(warm.status, 200);
+            QTRY_VERIFY_WITH_TIMEOUT((slotState(&before, &held), held == 0), 5000);
+        }
+        const auto turnsUpstream = [this] {
+            int n = 0;
+            for (const QJsonValue &v : m_fake.log())
+                n += v.toObject().value(QLatin1String("path")).toString().endsWith(QLatin1String("/responses"));
+            return n;
+        };
+        const int upstreamBefore = turnsUpstream();
+        const qint64 earlyBefore = earlySends();
+        const HttpResult r =
+            httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))),
+                        {{"content-type", "application/json"}, {"session-id", session()}},
+                        "{\"model\": \"gpt-5-codex\", \"pad\": \"" + QByteArray(padding, 'p') + "\", \"input\": [}");
         QCOMPARE(r.status, 400);
+        QCOMPARE(earlySends() - earlyBefore, padding > 0 ? 1 : 0); // the path this row is about was taken
         QCOMPARE(r.json().value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
                  QStringLiteral("invalid_json"));
         qint64 after = 0;
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&after, &held), held == 0 && after == before + 1), 5000);
-        for (const QJsonValue &v : m_fake.log()) // nothing reached the upstream
-            QVERIFY(!v.toObject().value(QLatin1String("path")).toString().endsWith(QLatin1String("/responses")));
+        QCOMPARE(turnsUpstream(), upstreamBefore); // nothing reached the upstream
     }
 
     // Point 4: the gate holds at most gate_max_waiters turns; one more is refused before commit with 503
@@ -387,10 +435,15 @@ private slots:
         const FakeAccount &paused = m_proxy->accounts().at(0);
         QCOMPARE(m_proxy->cli({QStringLiteral("accounts"), QStringLiteral("pin"), paused.alias}).exitCode, 0);
         QTRY_COMPARE_WITH_TIMEOUT(status().value(QLatin1String("pinned_account_id")).toString(), paused.id, 10000);
+        // A body large enough to be sent while its claim is on its way (Turn::sendEarly): the request sent to the
+        // paused account is never completed.
+        const QString large = QStringLiteral("after pause ") + QString(300 * 1024, QLatin1Char('x'));
+        const qint64 earlyBefore = earlySends();
+        const qint64 earlyDispatchedBefore = earlyDispatches();
         for (int round = 0; round < 3; ++round) {
             QCOMPARE(m_proxy->cli({QStringLiteral("accounts"), QStringLiteral("pause"), paused.alias}).exitCode, 0);
             // At once, before the once-a-second poll can have noticed.
-            auto turn = send("/v1/responses", v1Body(QStringLiteral("ECHO: after pause")), {});
+            auto turn = send("/v1/responses", v1Body(large), {});
             const auto r = turn->readResponse(15000);
             QVERIFY(r);
             QCOMPARE(r->status, 200);
@@ -405,6 +458,10 @@ private slots:
                                              .value(QLatin1String("status")) == QLatin1String("active"),
                                      10000);
         }
+        // Every turn was served by a request sent early, and at least one more was sent to the paused account
+        // (the snapshot had not noticed) and given up: the path this test guards was taken.
+        QCOMPARE(earlyDispatches() - earlyDispatchedBefore, 3);
+        QVERIFY2(earlySends() - earlyBefore > 3, qPrintable(QString::number(earlySends() - earlyBefore)));
     }
 
     // Point 3: an anchor carries its conversation's session; continuing it from another session is refused

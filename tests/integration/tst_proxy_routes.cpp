@@ -81,17 +81,26 @@ private slots:
     // (Turn::prepareDispatch), and adds only the access token at the dispatch. Whatever the route, and whether
     // the claim went out before the body's scan (a Codex turn with a session header) or after it, the upstream
     // gets the same request as one built at the dispatch: the booked account's token once, its account id, our
-    // request id, the forwarded session header, the body as sent.
+    // request id, the forwarded session header, the body as sent. A body of 256 KiB or more is also sent then,
+    // all but its last byte, which the dispatch sends (Turn::sendEarly); one above 1 MiB with a session header
+    // even before its scan. Red with SWITCHYARD_PREPARE_DISPATCH=0 or SWITCHYARD_EARLY_SEND=0 (the counts), or
+    // with a tail lost or sent twice (the body).
     void upstreamRequestsAreBuiltWhileTheirClaimIsOnItsWay_data()
     {
         QTest::addColumn<QString>("path");
         QTest::addColumn<bool>("sessionHeader");
         QTest::addColumn<bool>("stream");
-        QTest::newRow("codex, session header (claim before the scan)")
-            << QStringLiteral("/backend-api/codex/responses") << true << true;
-        QTest::newRow("codex, no session header") << QStringLiteral("/backend-api/codex/responses") << false << true;
-        QTest::newRow("v1 responses, stream") << QStringLiteral("/v1/responses") << true << true;
-        QTest::newRow("v1 responses, JSON") << QStringLiteral("/v1/responses") << false << false;
+        QTest::addColumn<int>("padding");
+        const QString codex = QStringLiteral("/backend-api/codex/responses");
+        const QString v1 = QStringLiteral("/v1/responses");
+        QTest::newRow("codex, session header (claim before the scan)") << codex << true << true << 0;
+        QTest::newRow("codex, no session header") << codex << false << true << 0;
+        QTest::newRow("v1 responses, stream") << v1 << true << true << 0;
+        QTest::newRow("v1 responses, JSON") << v1 << false << false << 0;
+        QTest::newRow("codex, session header, 300 KiB (sent early)") << codex << true << true << 300 * 1024;
+        QTest::newRow("codex, session header, 1.5 MiB (sent while scanned)") << codex << true << true << 1536 * 1024;
+        QTest::newRow("codex, no session header, 300 KiB (sent early)") << codex << false << true << 300 * 1024;
+        QTest::newRow("v1 responses, JSON, 300 KiB (sent early)") << v1 << false << false << 300 * 1024;
     }
 
     void upstreamRequestsAreBuiltWhileTheirClaimIsOnItsWay()
@@ -99,27 +108,37 @@ private slots:
         QFETCH(QString, path);
         QFETCH(bool, sessionHeader);
         QFETCH(bool, stream);
+        QFETCH(int, padding);
         const auto dispatches = [this] {
             const HttpResult st = httpRequest("GET", QUrl(m_proxy.url(QStringLiteral("/api/status"))));
             const QJsonObject stages = st.json().value(QLatin1String("turn_stages")).toObject();
-            return qMakePair(stages.value(QLatin1String("dispatches")).toInteger(-1),
-                             stages.value(QLatin1String("dispatches_prepared")).toInteger(-1));
+            QList<qint64> counts;
+            for (const char *name : {"dispatches", "dispatches_prepared", "dispatches_sent_early", "early_sends"})
+                counts.append(stages.value(QLatin1String(name)).toInteger(-1));
+            return counts;
         };
-        const auto before = dispatches();
-        QVERIFY(before.first >= 0 && before.second >= 0);
+        const QList<qint64> before = dispatches();
+        for (qint64 count : before)
+            QVERIFY(count >= 0);
 
         const QByteArray session = "sess-prepared-" + QByteArray::number(QDateTime::currentMSecsSinceEpoch());
-        const QJsonObject req{
-            {QStringLiteral("model"), QStringLiteral("gpt-5-codex")},
-            {QStringLiteral("stream"), stream},
-            {QStringLiteral("store"), false},
-            {QStringLiteral("input"),
-             QJsonArray{QJsonObject{
-                 {QStringLiteral("type"), QStringLiteral("message")},
-                 {QStringLiteral("role"), QStringLiteral("user")},
-                 {QStringLiteral("content"),
-                  QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("input_text")},
-                                         {QStringLiteral("text"), QStringLiteral("ECHO: built ahead")}}}}}}}};
+        QJsonArray input{
+            QJsonObject{{QStringLiteral("type"), QStringLiteral("message")},
+                        {QStringLiteral("role"), QStringLiteral("user")},
+                        {QStringLiteral("content"),
+                         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("input_text")},
+                                                {QStringLiteral("text"), QStringLiteral("ECHO: built ahead")}}}}}};
+        if (padding > 0) // earlier history, as Codex sends it
+            input.prepend(
+                QJsonObject{{QStringLiteral("type"), QStringLiteral("message")},
+                            {QStringLiteral("role"), QStringLiteral("developer")},
+                            {QStringLiteral("content"),
+                             QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("input_text")},
+                                                    {QStringLiteral("text"), QString(padding, QLatin1Char('h'))}}}}});
+        const QJsonObject req{{QStringLiteral("model"), QStringLiteral("gpt-5-codex")},
+                              {QStringLiteral("stream"), stream},
+                              {QStringLiteral("store"), false},
+                              {QStringLiteral("input"), input}};
         HttpHeaderList headers{{"content-type", "application/json"}, {"authorization", "Bearer client-key"}};
         if (sessionHeader)
             headers.append({"session-id", session});
@@ -136,9 +155,12 @@ private slots:
             requestId = r.header("x-request-id");
         }
         QVERIFY(requestId.startsWith("req_"));
-        const auto after = dispatches();
-        QCOMPARE(after.first - before.first, 1);
-        QCOMPARE(after.second - before.second, 1); // 0 with SWITCHYARD_PREPARE_DISPATCH=0
+        const QList<qint64> after = dispatches();
+        QCOMPARE(after[0] - before[0], 1);
+        QCOMPARE(after[1] - before[1], 1); // 0 with SWITCHYARD_PREPARE_DISPATCH=0
+        const int early = padding >= 256 * 1024 ? 1 : 0;
+        QCOMPARE(after[2] - before[2], early); // 0 with SWITCHYARD_EARLY_SEND=0
+        QCOMPARE(after[3] - before[3], early);
 
         const QJsonObject seen = m_fake.log().last().toObject();
         QCOMPARE(seen.value(QLatin1String("x_request_id")).toString().toLatin1(), requestId);
@@ -156,6 +178,8 @@ private slots:
         QCOMPARE(seen.value(QLatin1String("session_id")).toString().toLatin1(), sessionHeader ? session : QByteArray());
         QCOMPARE(seen.value(QLatin1String("body")).toObject().value(QLatin1String("input")),
                  req.value(QLatin1String("input")));
+        QCOMPARE(upstreamHeaders.value(QLatin1String("content-length")).toString().toLongLong(),
+                 seen.value(QLatin1String("body_size")).toInteger());
         QCOMPARE(m_proxy.waitForRequest(QString::fromLatin1(requestId)).value(QLatin1String("status")).toString(),
                  QStringLiteral("completed"));
     }

@@ -117,8 +117,17 @@ private slots:
                                 .arg(on ? QStringLiteral("on") : QStringLiteral("off")),
                             &e),
                      qPrintable(e));
-            // A reload reaches every backend, the proxy's open connections included, before its next command.
             QVERIFY2(pg.sql(QStringLiteral("SELECT pg_reload_conf()"), &e), qPrintable(e));
+            // pg_reload_conf() only signals the postmaster, which re-reads the file and then passes the signal on to
+            // every backend before it forks a new one. So once a new connection sees the new value, the proxy's open
+            // connections hold the signal too and apply it before their next command (a backend reloads between
+            // reading a command and running it). Without this wait the proxy's next write could still go through.
+            const QString expected = on ? QStringLiteral("on") : QStringLiteral("off");
+            const QString check =
+                QStringLiteral("DO $$ BEGIN IF current_setting('default_transaction_read_only') <> '%1'"
+                               " THEN RAISE EXCEPTION 'reload not applied yet'; END IF; END $$")
+                    .arg(expected);
+            QTRY_VERIFY2_WITH_TIMEOUT(pg.sql(check, &e), qPrintable(e), 10000);
         };
         StoreOutage outage;
         outage.takeAway = [&] { setReadOnly(true); };

@@ -22,6 +22,11 @@ EgressRequest::EgressRequest(EgressSelector *selector, const Clock &clock, QObje
 
 EgressRequest::~EgressRequest() = default;
 
+bool EgressRequest::goesDirect(const QString &accountId, const std::optional<QString> &alias) const
+{
+    return !m_selector || m_selector->poolFor(accountId, alias).isEmpty();
+}
+
 EgressDecision EgressRequest::nextAttempt(const QString &accountId, const std::optional<QString> &alias)
 {
     endSetUp();

@@ -52,6 +52,8 @@ public:
     // The route of the next attempt on this account. Proxy: counts the attempt against the pool's budget and
     // starts its set-up clock; call watch() with the call started for it. Refused: the reason is noted.
     EgressDecision nextAttempt(const QString &accountId, const std::optional<QString> &alias);
+    // The account's attempts go direct (no egress pool): nextAttempt() would count nothing.
+    bool goesDirect(const QString &accountId, const std::optional<QString> &alias) const;
     // Ties the call just started for the last Proxy decision to its budget: set-up time counts until the
     // request has been sent (or the call ends), and budgetExhausted() fires if set-up outlives what is
     // left. Direct calls are not watched.
