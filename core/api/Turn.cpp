@@ -67,8 +67,8 @@ Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *
 Turn::~Turn()
 {
     dropCall();
-    // A turn that ends before its first event still has its body.
     dropEarlyCall();
+    // A turn that ends before its first event still has its body.
     LargeBufferPool::local().giveBack(std::exchange(m_upstreamBody, QByteArray()));
     releaseSlot();
     if (!m_settled)
@@ -367,7 +367,6 @@ void Turn::onEvent(const SseEvent &event)
         // No attempt can follow (no failover, retry or refresh once the client has an event): the body that
         // every attempt sends is no longer needed, and with 256 open streams of 40 KiB bodies it adds up. A large
         // one's memory, written already, takes the next large body (kept only if no one else holds it).
-        dropEarlyCall();
         LargeBufferPool::local().giveBack(std::exchange(m_upstreamBody, QByteArray()));
         m_state = State::Streaming;
         m_budget.firstEvent();
