@@ -91,8 +91,7 @@ void Turn::start()
     const bool prepared = prepare();
     // What goes upstream is m_upstreamBody now (for Codex the same bytes, shared); the original is not needed.
     m_request->releaseBody();
-    if (m_early && (!prepared || m_early->body != m_upstreamBody.constData() ||
-                    m_early->bodySize != m_upstreamBody.size() || !m_previousResponseId.isEmpty()))
+    if (m_early && (!prepared || !m_early->sends(m_upstreamBody) || !m_previousResponseId.isEmpty()))
         dropEarlyCall();
     if (!prepared)
         return; // answered; a claim on its way is settled (released) with the turn

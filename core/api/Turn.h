@@ -184,6 +184,8 @@ private:
         QString accessToken;
         const char *body = nullptr; // the bytes it sends (m_upstreamBody's then)
         qsizetype bodySize = 0;
+        // Whether it sends these very bytes (the same buffer, not merely equal contents).
+        bool sends(const QByteArray &bytes) const { return body == bytes.constData() && bodySize == bytes.size(); }
     };
     std::optional<EarlyCall> m_early; // sendEarly()
     quint64 m_claimsSubmitted = 0;

@@ -95,8 +95,7 @@ UpstreamCall *Turn::takeEarlyCall(const QString &accountId, const AccountPool::A
     disconnect(call, nullptr, this, nullptr);
     // What went out is what would go now: the account won, its current token, these very body bytes, direct.
     if (early.accountId != accountId || early.accessToken != account.tokens.accessToken ||
-        early.body != m_upstreamBody.constData() || early.bodySize != m_upstreamBody.size() ||
-        egress.upstreamEgress()) {
+        !early.sends(m_upstreamBody) || egress.upstreamEgress()) {
         call->abort();
         return nullptr;
     }
