@@ -1,6 +1,7 @@
 #include "api/ProxyService.h"
 
 #include "api/Passthrough.h"
+#include "api/RequestScanThread.h"
 #include "api/RouteTable.h"
 #include "api/Turn.h"
 #include "apikeys/ApiKey.h"
@@ -96,6 +97,9 @@ QString ProxyService::start()
     m_server->setClock(&m_clock);
     // Large request bodies and their parser are kept for the next large request, 10-20 s after their last use.
     LargeBufferPool::startSweeping(this, kLargeBufferSweepMs);
+    // Large Codex bodies are scanned off this thread (SWITCHYARD_SCAN_THREAD=0: here, for A/B runs).
+    if (qEnvironmentVariable("SWITCHYARD_SCAN_THREAD") != QLatin1String("0"))
+        m_scanner = new RequestScanThread(kLargeBufferSweepMs, this);
     applyFrontDoorSettings();
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
     // A turn's head arrives 50-100 us before its claim is submitted (the body is read, scanned and routed in
@@ -392,7 +396,7 @@ void ProxyService::admit(const RouteMatch &match, HttpRequestPtr request, HttpRe
     case Route::CodexResponses:
     case Route::V1Responses:
     case Route::V1ChatCompletions: {
-        ProxyServices services{m_config, &m_clock, m_pool, m_upstream, m_store, m_egress, &m_stages};
+        ProxyServices services{m_config, &m_clock, m_pool, m_upstream, m_store, m_egress, &m_stages, m_scanner};
         auto *turn = new Turn(services, request, response, match, this);
         m_turns.insert(turn);
         connect(turn, &Turn::settled, this, [this, turn] {

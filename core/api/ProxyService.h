@@ -17,6 +17,7 @@ namespace sy {
 class Clock;
 class ConfigWatcher;
 class EgressSelector;
+class RequestScanThread;
 class SecretStore;
 class StoreWorker;
 class Turn;
@@ -88,6 +89,7 @@ private:
     AccountPool *m_pool = nullptr;
     UsagePoller *m_usagePoller = nullptr;
     EgressSelector *m_egress = nullptr;
+    RequestScanThread *m_scanner = nullptr; // created by start(), on the proxy thread
     FrontDoor m_frontDoor;
     // Non-loopback listen address or require_api_key: proxy routes need a valid API key.
     bool m_apiKeysRequired = false;

@@ -7,6 +7,7 @@ namespace sy {
 class AccountPool;
 class Clock;
 class EgressSelector;
+class RequestScanThread;
 class StoreWorker;
 class TurnStageStats;
 class UpstreamClient;
@@ -29,6 +30,7 @@ struct ProxyServices
     StoreWorker *store = nullptr;
     EgressSelector *egress = nullptr; // null: every attempt direct
     TurnStageStats *stages = nullptr; // null: stage latencies not recorded
+    RequestScanThread *scanner = nullptr; // null: large bodies are scanned on the proxy thread
 };
 
 } // namespace sy

@@ -1,5 +1,6 @@
 #include "api/Turn.h"
 
+#include "api/RequestScanThread.h"
 #include "api/TurnLog.h"
 #include "api/UpstreamHeaders.h"
 #include "http/HttpResponse.h"
@@ -87,8 +88,35 @@ void Turn::start()
         m_upstreamBody = m_request->body;
         sendEarly();
         m_upstreamBody = QByteArray();
+        if (m_s.scanner) {
+            // Scanned on the scan thread, while the proxy thread pushes the body upstream as the upstream takes
+            // it. Until the result is back the turn has the sink every Codex body gets (a failure meanwhile
+            // answers through it), and a claim answered meanwhile waits (onClaimAnswered()).
+            m_sink = makeTurnSink(SinkKind::CodexStream, ChatSinkOptions{});
+            m_scanPending = true;
+            m_marks.scanSubmitted();
+            m_busyPoll.release(); // the proxy thread would poll for a millisecond on a CPU the scan needs
+            m_s.scanner->scan(m_request->body, this,
+                              [this](std::optional<ResponsesScan> scan) { onScanned(std::move(scan)); });
+            return;
+        }
     }
-    const bool prepared = prepare();
+    continueStart(prepare(), claiming);
+}
+
+void Turn::onScanned(std::optional<ResponsesScan> scan)
+{
+    m_scanPending = false;
+    m_marks.scanAnswered();
+    if (m_settled) {
+        m_answerWhileScanning.reset(); // settled meanwhile (client gone, shutdown): the settlement releases it
+        return;
+    }
+    continueStart(prepare(&scan), true);
+}
+
+void Turn::continueStart(bool prepared, bool claiming)
+{
     // What goes upstream is m_upstreamBody now (for Codex the same bytes, shared); the original is not needed.
     m_request->releaseBody();
     if (m_early && (!prepared || !m_early->sends(m_upstreamBody) || !m_previousResponseId.isEmpty()))
@@ -104,6 +132,10 @@ void Turn::start()
     else
         sendEarly();      // a small body: now that it is scanned
     m_busyPoll.acquire(); // the window starts again after a long scan (2-3 ms for 10 MiB)
+    if (m_answerWhileScanning) {
+        const ClaimAnswer answer = std::exchange(m_answerWhileScanning, std::nullopt).value();
+        onClaimAnswered(answer.accountId, answer.outcome, answer.wasWaiting);
+    }
 }
 
 void Turn::resolveContinuation()

@@ -5,6 +5,7 @@
 #include "api/RouteTable.h"
 #include "api/TurnSink.h"
 #include "api/TurnStages.h"
+#include "api/translate/RequestScan.h"
 #include "http/HttpRequest.h"
 #include "upstream/StageBudget.h"
 #include "upstream/UpstreamCall.h"
@@ -61,7 +62,11 @@ signals:
 private:
     enum class State { Preparing, Routing, GateWait, Claiming, Attempting, Streaming, Settling, Done };
 
-    bool prepare();
+    // What the body says: `scanned`, the scan thread's result for a Codex body (null: scanned here).
+    bool prepare(const std::optional<ResponsesScan> *scanned = nullptr);
+    // start() after prepare(), or after the scan thread's result came back (onScanned()).
+    void continueStart(bool prepared, bool claiming);
+    void onScanned(std::optional<ResponsesScan> scan);
     void readSessionKey(const QString &promptCacheKey);
     // A Codex turn whose session key comes in its headers is routed before its body is scanned, and its slot
     // claimed: the claim's round trip to the store thread overlaps the scan. Only a claim that can start at once
@@ -73,6 +78,9 @@ private:
     void resolveContinuation();
     void route();
     void claimSlot(const QString &accountId);
+    // The claim's answer, as it comes (or, for one that came while the body was scanned on the scan thread,
+    // once the scan's result is in).
+    void onClaimAnswered(const QString &accountId, const ClaimOutcome &outcome, bool wasWaiting);
     void onClaimed(const QString &accountId, const ClaimOutcome &outcome);
     bool waitAtGate();
     void onOwnerLost(const QString &requestId);
@@ -189,6 +197,15 @@ private:
     };
     std::optional<EarlyCall> m_early; // sendEarly()
     quint64 m_claimsSubmitted = 0;
+    // The body is being scanned on the scan thread (start()): a claim answered meanwhile waits for the result.
+    bool m_scanPending = false;
+    struct ClaimAnswer
+    {
+        QString accountId;
+        ClaimOutcome outcome;
+        bool wasWaiting = false;
+    };
+    std::optional<ClaimAnswer> m_answerWhileScanning;
     bool m_refreshTried = false;  // a 401 already led to a token refresh in this request
     QString m_retryAccountId;     // after a successful refresh: the account to try again first
     qint64 m_attemptStartMs = 0;

@@ -58,19 +58,29 @@ void Turn::claimSlot(const QString &accountId)
             self->dropEarlyCall(); // never takes its last byte
         if (self->m_settled)
             return; // the settlement (queued after this claim on the store thread) settles and releases it
-        if (std::exchange(self->m_rerouteAfterClaim, false)) {
-            self->rerouteAfterEarlyClaim(accountId, outcome);
+        if (self->m_scanPending) {
+            // The scan decides first whether the body goes at all, and where (Turn::continueStart()).
+            self->m_answerWhileScanning = ClaimAnswer{accountId, outcome, wasWaiting};
             return;
         }
-        if (wasWaiting && outcome.kind != ClaimOutcome::Kind::Claimed)
-            self->m_state = State::GateWait;
-        self->onClaimed(accountId, outcome);
+        self->onClaimAnswered(accountId, outcome, wasWaiting);
     });
     // Unless the claim was refused at once (and another one may be on its way now).
     if (m_claimsSubmitted == claimNo && m_state == State::Claiming) {
         prepareDispatch(accountId);
         sendEarly(); // once the body is known (a claim before the scan: start() sends it)
     }
+}
+
+void Turn::onClaimAnswered(const QString &accountId, const ClaimOutcome &outcome, bool wasWaiting)
+{
+    if (std::exchange(m_rerouteAfterClaim, false)) {
+        rerouteAfterEarlyClaim(accountId, outcome);
+        return;
+    }
+    if (wasWaiting && outcome.kind != ClaimOutcome::Kind::Claimed)
+        m_state = State::GateWait;
+    onClaimed(accountId, outcome);
 }
 
 bool Turn::claimBeforeScan()

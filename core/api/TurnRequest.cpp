@@ -9,12 +9,12 @@
 // translated from chat completions and sanitized), the sink its answer goes through, and the session key.
 namespace sy {
 
-bool Turn::prepare()
+bool Turn::prepare(const std::optional<ResponsesScan> *scanned)
 {
     // Codex bodies (often MiB of history) go upstream byte for byte: read the few keys routing needs without
     // building a document, and fall back to the full parser for anything the sanitizer would change.
     if (m_route.route == Route::CodexResponses) {
-        const std::optional<ResponsesScan> scan = scanResponsesRequest(m_request->body);
+        const std::optional<ResponsesScan> scan = scanned ? *scanned : scanResponsesRequest(m_request->body);
         if (scan && scan->forwardableAsIs()) {
             m_model = scan->model;
             m_previousResponseId = scan->previousResponseId;

@@ -31,6 +31,8 @@ const char *TurnStageStats::name(Stage stage)
         return "added_before_first_byte";
     case Settle:
         return "settle";
+    case BodyScan:
+        return "body_scan";
     case StageCount:
         break;
     }
@@ -47,7 +49,8 @@ QJsonObject TurnStageStats::toJson() const
             {QStringLiteral("dispatches"), m_dispatches},
             {QStringLiteral("dispatches_prepared"), m_dispatchesPrepared},
             {QStringLiteral("dispatches_sent_early"), m_dispatchesSentEarly},
-            {QStringLiteral("early_sends"), m_earlySends}};
+            {QStringLiteral("early_sends"), m_earlySends},
+            {QStringLiteral("scans_elsewhere"), m_scansElsewhere}};
 }
 
 void TurnStageMarks::begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs,
@@ -97,6 +100,19 @@ void TurnStageMarks::dispatched(bool prepared, bool sentEarly)
     ++m_dispatches;
     m_sent = m_head = 0;
     m_headHandling = -1;
+}
+
+void TurnStageMarks::scanSubmitted()
+{
+    m_scanSubmitted = now();
+    if (m_stats)
+        m_stats->countScanElsewhere();
+}
+
+void TurnStageMarks::scanAnswered()
+{
+    if (m_stats && m_scanSubmitted)
+        m_stats->record(TurnStageStats::BodyScan, now() - m_scanSubmitted);
 }
 
 void TurnStageMarks::requestSent()

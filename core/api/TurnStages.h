@@ -37,6 +37,8 @@ public:
                               // stream's first bytes at once (HttpResponse::write): the send is inside
         AddedBeforeFirstByte, // the six of ours above (not upstream_head), per turn
         Settle,               // settlement submitted -> committed and back (store round trip)
+        BodyScan,             // a large body's scan on the scan thread: submitted -> its result on the proxy
+                              // thread (it overlaps claim; what it adds is in claim_to_sent)
         StageCount
     };
 
@@ -52,6 +54,8 @@ public:
     }
     // A request sent ahead of its claim's answer (Turn::sendEarly), taken over by a dispatch or not.
     void countEarlySend() { ++m_earlySends; }
+    // A body scanned on the scan thread (RequestScanThread).
+    void countScanElsewhere() { ++m_scansElsewhere; }
     const LatencyHistogram &stage(Stage stage) const { return m_stages[size_t(stage)]; }
     static const char *name(Stage stage);
 
@@ -63,6 +67,7 @@ private:
     qint64 m_dispatchesPrepared = 0;
     qint64 m_dispatchesSentEarly = 0;
     qint64 m_earlySends = 0;
+    qint64 m_scansElsewhere = 0;
 };
 
 // One turn's marks (Clock::monotonicUs, 0 = not reached), recorded into TurnStageStats as stages complete.
@@ -83,6 +88,9 @@ public:
         if (m_stats)
             m_stats->countEarlySend();
     }
+    // A body's scan went to the scan thread, and its result came back.
+    void scanSubmitted();
+    void scanAnswered();
     void requestSent();
     void upstreamHead();
     void upstreamHeadHandled();
@@ -110,6 +118,7 @@ private:
     qint64 m_head = 0;
     qint64 m_headHandling = -1; // -1: not handled yet
     qint64 m_settleSubmitted = 0;
+    qint64 m_scanSubmitted = 0;
     int m_claims = 0;
     int m_dispatches = 0;
     bool m_clean = true;

@@ -280,65 +280,6 @@ private slots:
         QVERIFY(m_fake.dropHeld());
     }
 
-    // A Codex turn whose session-id comes in its headers has its slot claimed before its body is scanned
-    // (Turn::claimBeforeScan). A body that then fails the scan is answered 400 and the claim settled with the
-    // turn: the slot's epoch moved once (the claim happened) and no slot stays held.
-    // A large body is also sent upstream while it is scanned, all but its last byte (Turn::sendEarly): refused
-    // by the scan, that request is given up before it is complete. Red when the byte is not held back (the
-    // upstream logs a complete request).
-    void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld_data()
-    {
-        QTest::addColumn<int>("padding");
-        QTest::newRow("small body") << 0;
-        QTest::newRow("1.5 MiB body, sent while it is scanned") << 1536 * 1024;
-    }
-
-    void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld()
-    {
-        QFETCH(int, padding);
-        QVERIFY2(start(1, {}).isEmpty(), qPrintable(m_proxy->errorString()));
-        const auto slotState = [this](qint64 *epochs, int *held) {
-            *epochs = 0;
-            *held = 0;
-            for (const QJsonValue &v : status().value(QLatin1String("slots")).toArray()) {
-                *epochs += v.toObject().value(QLatin1String("epoch")).toInteger();
-                *held += v.toObject().value(QLatin1String("state")).toString() == QLatin1String("held");
-            }
-        };
-        qint64 before = 0;
-        int held = 0;
-        slotState(&before, &held);
-        QCOMPARE(held, 0);
-        if (padding > 0) {
-            // A turn first, whose upstream connection stays open: the early send is written at once, not once a
-            // new connection is up (by when the scan has refused the body).
-            const HttpResult warm = httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/v1/responses"))),
-                                                {{"content-type", "application/json"}}, v1Body(QStringLiteral("warm")));
-            QCOMPARE(warm.status, 200);
-            QTRY_VERIFY_WITH_TIMEOUT((slotState(&before, &held), held == 0), 5000);
-        }
-        const auto turnsUpstream = [this] {
-            int n = 0;
-            for (const QJsonValue &v : m_fake.log())
-                n += v.toObject().value(QLatin1String("path")).toString().endsWith(QLatin1String("/responses"));
-            return n;
-        };
-        const int upstreamBefore = turnsUpstream();
-        const qint64 earlyBefore = turnStagesCount("early_sends");
-        const HttpResult r =
-            httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))),
-                        {{"content-type", "application/json"}, {"session-id", session()}},
-                        "{\"model\": \"gpt-5-codex\", \"pad\": \"" + QByteArray(padding, 'p') + "\", \"input\": [}");
-        QCOMPARE(r.status, 400);
-        QCOMPARE(turnStagesCount("early_sends") - earlyBefore,
-                 padding > 0 ? 1 : 0); // the path this row is about was taken
-        QCOMPARE(r.json().value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
-                 QStringLiteral("invalid_json"));
-        qint64 after = 0;
-        QTRY_VERIFY_WITH_TIMEOUT((slotState(&after, &held), held == 0 && after == before + 1), 5000);
-        QCOMPARE(turnsUpstream(), upstreamBefore); // nothing reached the upstream
-    }
-
     // Point 4: the gate holds at most gate_max_waiters turns; one more is refused before commit with 503
     // proxy_overloaded and Retry-After, and never reaches the upstream.
     void gateOverflowIsRefusedWithRetryAfter()

@@ -4,12 +4,14 @@
 // OAuth server: a 401 leads to one refresh and a retry on the same account with the new access token; a
 // refused refresh moves the account to reauth_required and the turn fails over; an access token about to
 // expire is refreshed without any traffic and the keychain then holds the rotated tokens; concurrent 401s on
-// one account share a single refresh.
+// one account share a single refresh; a request sent early with the token a refresh then replaced is not the
+// one dispatched.
 #include "fake_oauth/FakeOAuthProcess.h"
 #include "lib/CodexRequests.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
+#include "lib/RawHttpClient.h"
 
 #include <QDateTime>
 #include <QDeadlineTimer>
@@ -340,6 +342,57 @@ private slots:
         const QJsonArray turns = upstreamTurns(r.header("x-request-id"));
         QCOMPARE(turns.size(), 1);
         QCOMPARE(str(turns.at(0).toObject(), "authorization"), str(stored, "access_token"));
+    }
+
+    // A large body is sent upstream with its account's token while its claim is on its way and its body scanned,
+    // all but its last byte (Turn::sendEarly). When a refresh replaces that token before the dispatch (here:
+    // another turn's 401, while the fault build's slow-large-scan holds the scan for 4 s), that early call is
+    // given up and the request sent anew with the new token: the upstream sees it once, never with the old one.
+    // Red when the dispatch takes the early call without comparing tokens (the old token's 401, a second
+    // refresh round and a retry: two upstream requests for the turn).
+    void aTokenRefreshedBeforeTheDispatchIsNotTheOneSentEarly()
+    {
+        const QString faults = qEnvironmentVariable("SWITCHYARD_FAULTS_BIN");
+        QVERIFY2(!faults.isEmpty(), "run through ctest (SWITCHYARD_FAULTS_BIN)");
+        QString error = newProxy(1, {{QStringLiteral("slots_per_account"), 4}});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        m_proxy->setBinary(faults);
+        m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("slow-large-scan"));
+        m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_SLOW_SCAN_MS"), QStringLiteral("4000"));
+        QVERIFY(registerRefreshTokens());
+        const FakeAccount a = m_proxy->accounts().at(0);
+        QVERIFY2(m_proxy->start(m_fake.baseUrl()), qPrintable(m_proxy->errorString()));
+        QVERIFY(m_fake.scriptToken(a.accessToken, {QStringLiteral("401")}, true));
+        const auto stagesCount = [this](const char *name) {
+            const HttpResult s = httpRequest("GET", QUrl(m_proxy->url(QStringLiteral("/api/status"))));
+            return s.json().value(QLatin1String("turn_stages")).toObject().value(QLatin1String(name)).toInteger(-1);
+        };
+
+        const QByteArray body = codexBody(QString(1536 * 1024, QLatin1Char('r'))); // above 1 MiB: scanned elsewhere
+        RawHttpClient large;
+        QVERIFY(large.connectTo(m_proxy->port()));
+        large.send(RawHttpClient::buildRequest("POST", "/backend-api/codex/responses",
+                                               {{"content-type", "application/json"}, {"session-id", "s-large"}},
+                                               body));
+        QTRY_COMPARE_WITH_TIMEOUT(stagesCount("early_sends"), qint64(1), 5000); // sent with the old token
+        const SseResult other = codexTurn(QStringLiteral("ECHO: refresh now"));
+        QVERIFY2(other.status == 200, other.body.constData());
+        QCOMPARE(refreshRequests().size(), 1);
+        const QJsonArray otherTurns = upstreamTurns(other.header("x-request-id"));
+        QCOMPARE(otherTurns.size(), 2); // the 401, then the new token
+        const QString newToken = str(otherTurns.at(1).toObject(), "authorization");
+        QVERIFY(newToken != a.accessToken);
+        QCOMPARE(large.partial().status, 0); // the refresh came before the large turn's dispatch
+
+        const std::optional<RawResponse> r = large.readResponse(15000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const QJsonArray turns = upstreamTurns(r->header("x-request-id"));
+        QCOMPARE(turns.size(), 1);
+        QCOMPARE(str(turns.at(0).toObject(), "authorization"), newToken);
+        QCOMPARE(turns.at(0).toObject().value(QLatin1String("body_size")).toInteger(), body.size());
+        QCOMPARE(stagesCount("dispatches_sent_early"), qint64(0)); // sent anew
+        QCOMPARE(refreshRequests().size(), 1);
     }
 
     // (d) Five concurrent turns that all get a 401 on one account share exactly one refresh.

@@ -1,0 +1,46 @@
+#include "api/RequestScanThread.h"
+
+#include "util/Faults.h"
+#include "util/LargeBufferPool.h"
+
+#include <QPointer>
+
+namespace sy {
+
+RequestScanThread::RequestScanThread(int sweepIntervalMs, QObject *parent) : QObject(parent)
+{
+    m_thread.setObjectName(QStringLiteral("scan")); // as /proc shows it (bench/run.sh)
+    m_worker = new QObject;
+    m_worker->moveToThread(&m_thread);
+    // Its pool drops its parser when the worker goes, at the thread's end.
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    m_thread.start();
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, sweepIntervalMs] { LargeBufferPool::startSweeping(worker, sweepIntervalMs); });
+}
+
+RequestScanThread::~RequestScanThread()
+{
+    // A scan running now finishes (milliseconds); its result, posted to this object, is dropped with it.
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void RequestScanThread::scan(const QByteArray &body, QObject *context, Done done)
+{
+    // QPointer is made and read on this thread only; the scan thread merely carries it.
+    QMetaObject::invokeMethod(m_worker, [this, body, ctx = QPointer<QObject>(context), done = std::move(done)] {
+        std::optional<ResponsesScan> result = scanResponsesRequest(body);
+        if (SY_FAULT("slow-large-scan")) {
+            const int ms = qEnvironmentVariableIntValue("SWITCHYARD_FAULT_SLOW_SCAN_MS");
+            QThread::msleep(ms > 0 ? ms : 400);
+        }
+        m_scansDone.fetch_add(1);
+        QMetaObject::invokeMethod(this, [ctx, done, result = std::move(result)] {
+            if (ctx)
+                done(result);
+        });
+    });
+}
+
+} // namespace sy

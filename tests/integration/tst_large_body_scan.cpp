@@ -1,0 +1,243 @@
+// SWITCHYARD_NEEDS_KEYRING: accounts are imported into a real gnome-keyring.
+//
+// A large Codex body on its way upstream while its slot claim is (issue 8, under issue 4's guarantees): it is
+// sent all but its last byte while the claim is on its way (Turn::sendEarly) and scanned off the proxy thread
+// (RequestScanThread). Whatever the order of the claim's answer and the scan's result, nothing reaches the
+// upstream whole before both are in: a body the scan refuses never does, a claim won before the scan ends waits
+// for it, and a client that leaves meanwhile leaves no slot held. The fault build's slow-large-scan makes the
+// scan end 1.5 s after the claim's answer (kSlowScanMs).
+#include "lib/CodexRequests.h"
+#include "lib/FakeUpstreamProcess.h"
+#include "lib/HttpTestClient.h"
+#include "lib/ProxyProcess.h"
+#include "lib/RawHttpClient.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+#include <QUuid>
+
+using namespace sy;
+using namespace sy::test;
+
+namespace {
+
+QByteArray session()
+{
+    return QUuid::createUuid().toString(QUuid::WithoutBraces).toLatin1();
+}
+
+constexpr int kLargeBody = 1536 * 1024; // above kClaimSoonMaxBodyBytes: claimed before the scan, scanned elsewhere
+constexpr int kSlowScanMs = 1500;       // long enough for a loaded CI machine to look in between
+
+} // namespace
+
+class TestLargeBodyScan : public QObject
+{
+    Q_OBJECT
+
+    FakeUpstreamProcess m_fake;
+    std::unique_ptr<ProxyProcess> m_proxy;
+
+    // One account; `slowScan`: the fault build, whose scan thread takes kSlowScanMs longer than the scan.
+    QString start(bool slowScan)
+    {
+        m_proxy = std::make_unique<ProxyProcess>();
+        if (slowScan) {
+            const QString faults = qEnvironmentVariable("SWITCHYARD_FAULTS_BIN");
+            if (faults.isEmpty())
+                return QStringLiteral("run through ctest (SWITCHYARD_FAULTS_BIN)");
+            m_proxy->setBinary(faults);
+            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("slow-large-scan"));
+            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_SLOW_SCAN_MS"), QString::number(kSlowScanMs));
+        }
+        if (!m_proxy->addAccounts(1) || !m_proxy->start(m_fake.baseUrl()))
+            return m_proxy->errorString();
+        return {};
+    }
+
+    QJsonObject status() { return httpRequest("GET", QUrl(m_proxy->url(QStringLiteral("/api/status")))).json(); }
+
+    qint64 turnStagesCount(const char *name)
+    {
+        return status().value(QLatin1String("turn_stages")).toObject().value(QLatin1String(name)).toInteger(-1);
+    }
+
+    // The owner slots' epochs summed, and how many are held.
+    void slotState(qint64 *epochs, int *held)
+    {
+        *epochs = 0;
+        *held = 0;
+        for (const QJsonValue &v : status().value(QLatin1String("slots")).toArray()) {
+            *epochs += v.toObject().value(QLatin1String("epoch")).toInteger();
+            *held += v.toObject().value(QLatin1String("state")).toString() == QLatin1String("held");
+        }
+    }
+
+    // Turns the upstream received whole, and the body size of the latest.
+    int turnsUpstream(qint64 *lastBodySize = nullptr)
+    {
+        int n = 0;
+        for (const QJsonValue &v : m_fake.log(true)) {
+            if (!v.toObject().value(QLatin1String("path")).toString().endsWith(QLatin1String("/responses")))
+                continue;
+            ++n;
+            if (lastBodySize)
+                *lastBodySize = v.toObject().value(QLatin1String("body_size")).toInteger(-1);
+        }
+        return n;
+    }
+
+    // A turn whose upstream connection stays open: a large body's early send is written at once, not once a new
+    // connection is up. Returns the slot epochs once its slot is free again.
+    qint64 warmUp()
+    {
+        const HttpResult warm = httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))),
+                                            kCodexHeaders, codexBody(QStringLiteral("warm")));
+        if (warm.status != 200)
+            return -1;
+        qint64 epochs = 0;
+        int held = 1;
+        QElapsedTimer waited;
+        waited.start();
+        while ((slotState(&epochs, &held), held) != 0 && waited.elapsed() < 5000)
+            QTest::qWait(10);
+        return held == 0 ? epochs : -1;
+    }
+
+    std::unique_ptr<RawHttpClient> sendLarge(const QByteArray &body)
+    {
+        auto client = std::make_unique<RawHttpClient>();
+        if (!client->connectTo(m_proxy->port()))
+            return nullptr;
+        client->send(RawHttpClient::buildRequest("POST", "/backend-api/codex/responses",
+                                                 {{"content-type", "application/json"}, {"session-id", session()}},
+                                                 body));
+        return client;
+    }
+
+private slots:
+    void initTestCase() { QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString())); }
+
+    void init() { QVERIFY(m_fake.reset()); }
+
+    void cleanup()
+    {
+        if (m_proxy)
+            m_proxy->stop();
+        m_proxy.reset();
+    }
+
+    // A Codex turn whose session-id comes in its headers has its slot claimed before its body is scanned
+    // (Turn::claimBeforeScan). A body that then fails the scan is answered 400 and the claim settled with the
+    // turn: the slot's epoch moved once (the claim happened) and no slot stays held. A large body is also sent
+    // upstream while it is scanned, all but its last byte (Turn::sendEarly): refused by the scan, that request is
+    // given up before it is complete. Red when the byte is not held back (the upstream logs a complete request).
+    // The last row has the claim answered before the scan's result: it waits for it, and is settled with the turn.
+    void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld_data()
+    {
+        QTest::addColumn<int>("padding");
+        QTest::addColumn<bool>("slowScan");
+        QTest::newRow("small body") << 0 << false;
+        QTest::newRow("1.5 MiB body, sent while it is scanned") << kLargeBody << false;
+        QTest::newRow("1.5 MiB body, its claim answered before the scan") << kLargeBody << true;
+    }
+
+    void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld()
+    {
+        QFETCH(int, padding);
+        QFETCH(bool, slowScan);
+        const QString error = start(slowScan);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        qint64 before = 0;
+        int held = 0;
+        slotState(&before, &held);
+        QCOMPARE(held, 0);
+        if (padding > 0)
+            QVERIFY((before = warmUp()) >= 0);
+        const int upstreamBefore = turnsUpstream();
+        const qint64 earlyBefore = turnStagesCount("early_sends");
+        const qint64 scansBefore = turnStagesCount("scans_elsewhere");
+        const auto client =
+            sendLarge("{\"model\": \"gpt-5-codex\", \"pad\": \"" + QByteArray(padding, 'p') + "\", \"input\": [}");
+        QVERIFY(client);
+        const std::optional<RawResponse> r = client->readResponse(10000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 400);
+        // The path this row is about was taken.
+        QCOMPARE(turnStagesCount("early_sends") - earlyBefore, padding > 0 ? 1 : 0);
+        QCOMPARE(turnStagesCount("scans_elsewhere") - scansBefore, padding > 0 ? 1 : 0);
+        const QJsonObject body = QJsonDocument::fromJson(r->body).object();
+        QCOMPARE(body.value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
+                 QStringLiteral("invalid_json"));
+        qint64 after = 0;
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&after, &held), held == 0 && after == before + 1), 5000);
+        QCOMPARE(turnsUpstream(), upstreamBefore); // nothing reached the upstream
+    }
+
+    // A claim won while its body is still scanned waits for the scan: the slot is held, the body all but its
+    // last byte upstream, and the upstream has no whole request until the scan passed it; then that early call
+    // is the dispatch, and the body arrives byte for byte. Red when the claim's answer does not wait for the scan
+    // (the dispatch would send an unscanned turn's request at once).
+    void aClaimWonWhileItsBodyIsScannedWaitsForTheScan()
+    {
+        const QString error = start(true);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const qint64 before = warmUp();
+        QVERIFY(before >= 0);
+        const int upstreamBefore = turnsUpstream();
+        const qint64 earlyBefore = turnStagesCount("early_sends");
+        const qint64 sentEarlyBefore = turnStagesCount("dispatches_sent_early");
+        const QByteArray body = codexBody(QString(kLargeBody, QLatin1Char('x')));
+        const auto client = sendLarge(body);
+        QVERIFY(client);
+        qint64 epochs = 0;
+        int held = 0;
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 1), 5000); // the claim is won
+        QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 1);
+        QCOMPARE(turnsUpstream(), upstreamBefore);
+        QTest::qWait(kSlowScanMs / 5); // the scan is still going
+        QCOMPARE(turnsUpstream(), upstreamBefore);
+        QCOMPARE(client->partial().status, 0); // no answer yet either
+
+        const std::optional<RawResponse> r = client->readResponse(10000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QVERIFY(r->body.contains("response.completed"));
+        qint64 forwarded = 0;
+        QCOMPARE(turnsUpstream(&forwarded), upstreamBefore + 1);
+        QCOMPARE(forwarded, body.size());
+        QCOMPARE(turnStagesCount("dispatches_sent_early") - sentEarlyBefore, 1); // the early call went on
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
+    }
+
+    // A client that leaves while its body is scanned (its claim won meanwhile) ends its turn at once: the slot
+    // is released, the early call aborted, and the scan's late result changes nothing; the proxy serves on.
+    void aClientLeavingWhileItsBodyIsScannedLeavesNoSlotHeld()
+    {
+        const QString error = start(true);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const qint64 before = warmUp();
+        QVERIFY(before >= 0);
+        const int upstreamBefore = turnsUpstream();
+        auto client = sendLarge(codexBody(QString(kLargeBody, QLatin1Char('y'))));
+        QVERIFY(client);
+        qint64 epochs = 0;
+        int held = 0;
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 1), 5000);
+        client->socket()->abort();
+        client.reset();
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
+        QTest::qWait(kSlowScanMs + 300); // the scan's result has come back by now
+        QCOMPARE(turnsUpstream(), upstreamBefore);
+        QVERIFY(m_proxy->isRunning());
+        QCOMPARE(httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))), kCodexHeaders,
+                             codexBody(QStringLiteral("after")))
+                     .status,
+                 200);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLargeBodyScan)
+#include "tst_large_body_scan.moc"
