@@ -484,6 +484,7 @@ metric_rows() { # SCENARIO LABEL
     # Switchyard's own stage times (us, its /api/status): where its added time before the first byte goes.
     local st
     for st in $STAGES; do
+        [ "$(v "$s.switchyard.stage_${st}_count")" = 0 ] && continue # a stage this scenario never reaches
         printf '%-34s %s\n' "$2 sy stage $st p50/p99 us" \
             "$(v "$s.switchyard.stage_${st}_p50_us") / $(v "$s.switchyard.stage_${st}_p99_us") (n=$(v "$s.switchyard.stage_${st}_count"))"
     done
@@ -534,7 +535,7 @@ scaled() { # FACTOR VALUE -> FACTOR x VALUE, "-" when VALUE is not a positive nu
 }
 le() { if num "$1" && num "$2"; then awk "BEGIN { print ($1 <= $2) ? 1 : 0 }"; else echo x; fi; }
 ge() { if num "$1" && num "$2"; then awk "BEGIN { print ($1 >= $2) ? 1 : 0 }"; else echo x; fi; }
-for s in stream_c1 stream_c64 stream_c256; do
+for s in stream_c1 stream_c64 stream_c256 body_10mib; do
     an=$(v "$s.nginx.added_ttfb_p50_ms"); ay=$(v "$s.switchyard.added_ttfb_p50_ms")
     bn=$(v "$s.nginx.added_ttfb_p99_ms"); by=$(v "$s.switchyard.added_ttfb_p99_ms")
     printf '  %-58s %s\n' "$s added TTFB p50 <= 1.2x nginx ($ay vs $an ms)" \

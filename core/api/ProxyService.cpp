@@ -559,6 +559,9 @@ QByteArray ProxyService::statusJson() const
     QJsonArray turns;
     for (const Turn *t : m_turns)
         turns.append(t->statusJson());
+    QJsonObject stages = m_stages.toJson();
+    // Scans the scan thread finished, whether or not their turn was still there for the result.
+    stages.insert(QStringLiteral("scans_done"), m_scanner ? qint64(m_scanner->scansDone()) : qint64(0));
     const QJsonObject o{
         {QStringLiteral("version"), QStringLiteral(SWITCHYARD_VERSION)},
         {QStringLiteral("started_at"), isoUtc(m_startedAtMs)},
@@ -582,7 +585,7 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("busy_poll"), busyPollJson(*m_store)},
         {QStringLiteral("socket_order"), socketOrderJson()},
         // Where turns spend their time before the client's first byte and at their settlement (TurnStages.h).
-        {QStringLiteral("turn_stages"), m_stages.toJson()},
+        {QStringLiteral("turn_stages"), stages},
         {QStringLiteral("accounts"), m_pool->statusJson()},
         {QStringLiteral("in_flight"), turns},
         {QStringLiteral("draining"), m_draining},

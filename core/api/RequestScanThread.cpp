@@ -3,6 +3,7 @@
 #include "util/Faults.h"
 #include "util/LargeBufferPool.h"
 
+#include <QFileInfo>
 #include <QPointer>
 
 namespace sy {
@@ -31,15 +32,17 @@ void RequestScanThread::scan(const QByteArray &body, QObject *context, Done done
     // QPointer is made and read on this thread only; the scan thread merely carries it.
     QMetaObject::invokeMethod(m_worker, [this, body, ctx = QPointer<QObject>(context), done = std::move(done)] {
         std::optional<ResponsesScan> result = scanResponsesRequest(body);
-        if (SY_FAULT("slow-large-scan")) {
-            const int ms = qEnvironmentVariableIntValue("SWITCHYARD_FAULT_SLOW_SCAN_MS");
-            QThread::msleep(ms > 0 ? ms : 400);
+        if (SY_FAULT("scan-hold")) {
+            // Until the test removes the flag file (at most a minute).
+            static const QString flag = qEnvironmentVariable("SWITCHYARD_FAULT_SCAN_HOLD_FLAG");
+            for (int i = 0; i < 12000 && !flag.isEmpty() && QFileInfo::exists(flag); ++i)
+                QThread::msleep(5);
         }
-        m_scansDone.fetch_add(1);
         QMetaObject::invokeMethod(this, [ctx, done, result = std::move(result)] {
             if (ctx)
                 done(result);
         });
+        m_scansDone.fetch_add(1); // after the result is posted: a caller that saw the count sees the result next
     });
 }
 

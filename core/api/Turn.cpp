@@ -129,8 +129,8 @@ void Turn::continueStart(bool prepared, bool claiming)
     }
     if (!m_previousResponseId.isEmpty())
         m_rerouteAfterClaim = true; // its owner decides, not the session's account
-    else
-        sendEarly();      // a small body: now that it is scanned
+    else if (!m_answerWhileScanning)
+        sendEarly();      // a small body: now that it is scanned (not once answered: the dispatch or a new claim sends)
     m_busyPoll.acquire(); // the window starts again after a long scan (2-3 ms for 10 MiB)
     if (m_answerWhileScanning) {
         const ClaimAnswer answer = std::exchange(m_answerWhileScanning, std::nullopt).value();

@@ -301,6 +301,7 @@ void Turn::settle(const QString &status, std::function<void()> deliver)
     m_deadlineTimer.stop();
     m_keepaliveTimer.stop();
     dropCall();
+    dropEarlyCall(); // never dispatched now: its connection goes at once, not with the turn
     // The slot stays held until the settlement row is durable (the model's Inv5/Inv9 ordering): no other
     // turn takes it while this one is still settling.
     m_budget.finish();

@@ -39,9 +39,10 @@
 //   claim-in-memory        not a test of a guard but a counterfactual: a slot claim is answered from memory
 //                          without the store (no row, no lease), to measure what the durable claim costs a
 //                          client (bench/run.sh with BENCH_SY_BIN=switchyard-faults)
-//   slow-large-scan        a test condition: a large body's scan on the scan thread (RequestScanThread) takes
-//                          400 ms (SWITCHYARD_FAULT_SLOW_SCAN_MS) longer, so that its claim is surely answered
-//                          first, and something else can happen before its dispatch (tests/integration)
+//   scan-hold              a test condition: while the file named by SWITCHYARD_FAULT_SCAN_HOLD_FLAG exists (a
+//                          minute at most), a large body's scan on the scan thread (RequestScanThread) does not
+//                          report back, so that its claim is surely answered first and a test can act before
+//                          its dispatch (tests/integration)
 
 #ifdef SWITCHYARD_FAULT_INJECTION
 namespace sy {

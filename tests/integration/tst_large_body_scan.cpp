@@ -4,17 +4,19 @@
 // sent all but its last byte while the claim is on its way (Turn::sendEarly) and scanned off the proxy thread
 // (RequestScanThread). Whatever the order of the claim's answer and the scan's result, nothing reaches the
 // upstream whole before both are in: a body the scan refuses never does, a claim won before the scan ends waits
-// for it, and a client that leaves meanwhile leaves no slot held. The fault build's slow-large-scan makes the
-// scan end 1.5 s after the claim's answer (kSlowScanMs).
+// for it, and a client that leaves meanwhile leaves no slot held. The fault build's scan-hold keeps the scan's
+// result back until the test removes a flag file, so the claim is answered first.
 #include "lib/CodexRequests.h"
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
 #include "lib/RawHttpClient.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QUuid>
 
@@ -29,7 +31,6 @@ QByteArray session()
 }
 
 constexpr int kLargeBody = 1536 * 1024; // above kClaimSoonMaxBodyBytes: claimed before the scan, scanned elsewhere
-constexpr int kSlowScanMs = 1500;       // long enough for a loaded CI machine to look in between
 
 } // namespace
 
@@ -39,18 +40,26 @@ class TestLargeBodyScan : public QObject
 
     FakeUpstreamProcess m_fake;
     std::unique_ptr<ProxyProcess> m_proxy;
+    QTemporaryDir m_dir;
 
-    // One account; `slowScan`: the fault build, whose scan thread takes kSlowScanMs longer than the scan.
-    QString start(bool slowScan)
+    QString holdFlag() const { return m_dir.filePath(QStringLiteral("scan-hold")); }
+    // The scan thread reports back once the flag is gone.
+    void releaseScan() { QFile::remove(holdFlag()); }
+
+    // One account; `holdScan`: the fault build, whose scan thread holds each result until releaseScan().
+    QString start(bool holdScan)
     {
         m_proxy = std::make_unique<ProxyProcess>();
-        if (slowScan) {
+        if (holdScan) {
             const QString faults = qEnvironmentVariable("SWITCHYARD_FAULTS_BIN");
             if (faults.isEmpty())
                 return QStringLiteral("run through ctest (SWITCHYARD_FAULTS_BIN)");
+            QFile flag(holdFlag());
+            if (!flag.open(QIODevice::WriteOnly))
+                return QStringLiteral("cannot write %1").arg(holdFlag());
             m_proxy->setBinary(faults);
-            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("slow-large-scan"));
-            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_SLOW_SCAN_MS"), QString::number(kSlowScanMs));
+            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("scan-hold"));
+            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_SCAN_HOLD_FLAG"), holdFlag());
         }
         if (!m_proxy->addAccounts(1) || !m_proxy->start(m_fake.baseUrl()))
             return m_proxy->errorString();
@@ -124,6 +133,7 @@ private slots:
 
     void cleanup()
     {
+        releaseScan();
         if (m_proxy)
             m_proxy->stop();
         m_proxy.reset();
@@ -138,7 +148,7 @@ private slots:
     void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld_data()
     {
         QTest::addColumn<int>("padding");
-        QTest::addColumn<bool>("slowScan");
+        QTest::addColumn<bool>("holdScan");
         QTest::newRow("small body") << 0 << false;
         QTest::newRow("1.5 MiB body, sent while it is scanned") << kLargeBody << false;
         QTest::newRow("1.5 MiB body, its claim answered before the scan") << kLargeBody << true;
@@ -147,8 +157,8 @@ private slots:
     void aBodyRefusedAfterItsEarlyClaimLeavesNoSlotHeld()
     {
         QFETCH(int, padding);
-        QFETCH(bool, slowScan);
-        const QString error = start(slowScan);
+        QFETCH(bool, holdScan);
+        const QString error = start(holdScan);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         qint64 before = 0;
         int held = 0;
@@ -162,6 +172,12 @@ private slots:
         const auto client =
             sendLarge("{\"model\": \"gpt-5-codex\", \"pad\": \"" + QByteArray(padding, 'p') + "\", \"input\": [}");
         QVERIFY(client);
+        if (holdScan) {
+            qint64 epochs = 0;
+            QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 1), 5000); // answered: it waits
+            QCOMPARE(turnsUpstream(), upstreamBefore);
+            releaseScan();
+        }
         const std::optional<RawResponse> r = client->readResponse(10000);
         QVERIFY(r);
         QCOMPARE(r->status, 400);
@@ -197,9 +213,10 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 1), 5000); // the claim is won
         QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 1);
         QCOMPARE(turnsUpstream(), upstreamBefore);
-        QTest::qWait(kSlowScanMs / 5); // the scan is still going
+        QTest::qWait(200); // time for a dispatch that did not wait
         QCOMPARE(turnsUpstream(), upstreamBefore);
         QCOMPARE(client->partial().status, 0); // no answer yet either
+        releaseScan();
 
         const std::optional<RawResponse> r = client->readResponse(10000);
         QVERIFY(r);
@@ -213,7 +230,9 @@ private slots:
     }
 
     // A client that leaves while its body is scanned (its claim won meanwhile) ends its turn at once: the slot
-    // is released, the early call aborted, and the scan's late result changes nothing; the proxy serves on.
+    // is released, the early call aborted, and the scan's late result changes nothing; the proxy serves on. (The
+    // turn is gone by then: the scanner drops the result. Turn::onScanned's check of a turn settled but not yet
+    // deleted is not reached here.)
     void aClientLeavingWhileItsBodyIsScannedLeavesNoSlotHeld()
     {
         const QString error = start(true);
@@ -229,7 +248,10 @@ private slots:
         client->socket()->abort();
         client.reset();
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
-        QTest::qWait(kSlowScanMs + 300); // the scan's result has come back by now
+        const qint64 scansBefore = turnStagesCount("scans_done");
+        releaseScan();
+        QTRY_COMPARE_WITH_TIMEOUT(turnStagesCount("scans_done"), scansBefore + 1, 5000); // its result is back
+        QTest::qWait(100);
         QCOMPARE(turnsUpstream(), upstreamBefore);
         QVERIFY(m_proxy->isRunning());
         QCOMPARE(httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))), kCodexHeaders,

@@ -22,6 +22,8 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScopeGuard>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 #include <memory>
@@ -346,7 +348,7 @@ private slots:
 
     // A large body is sent upstream with its account's token while its claim is on its way and its body scanned,
     // all but its last byte (Turn::sendEarly). When a refresh replaces that token before the dispatch (here:
-    // another turn's 401, while the fault build's slow-large-scan holds the scan for 4 s), that early call is
+    // another turn's 401, while the fault build's scan-hold keeps the scan's result back), that early call is
     // given up and the request sent anew with the new token: the upstream sees it once, never with the old one.
     // Red when the dispatch takes the early call without comparing tokens (the old token's 401, a second
     // refresh round and a retry: two upstream requests for the turn).
@@ -357,8 +359,12 @@ private slots:
         QString error = newProxy(1, {{QStringLiteral("slots_per_account"), 4}});
         QVERIFY2(error.isEmpty(), qPrintable(error));
         m_proxy->setBinary(faults);
-        m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("slow-large-scan"));
-        m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_SLOW_SCAN_MS"), QStringLiteral("4000"));
+        QTemporaryDir dir;
+        const QString hold = dir.filePath(QStringLiteral("scan-hold"));
+        QVERIFY(QFile(hold).open(QIODevice::WriteOnly));
+        const auto release = qScopeGuard([&hold] { QFile::remove(hold); });
+        m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("scan-hold"));
+        m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_SCAN_HOLD_FLAG"), hold);
         QVERIFY(registerRefreshTokens());
         const FakeAccount a = m_proxy->accounts().at(0);
         QVERIFY2(m_proxy->start(m_fake.baseUrl()), qPrintable(m_proxy->errorString()));
@@ -383,6 +389,7 @@ private slots:
         const QString newToken = str(otherTurns.at(1).toObject(), "authorization");
         QVERIFY(newToken != a.accessToken);
         QCOMPARE(large.partial().status, 0); // the refresh came before the large turn's dispatch
+        QFile::remove(hold);
 
         const std::optional<RawResponse> r = large.readResponse(15000);
         QVERIFY(r);
