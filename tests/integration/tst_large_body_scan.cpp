@@ -126,6 +126,24 @@ class TestLargeBodyScan : public QObject
         return client;
     }
 
+    // On a proxy started with its scan held: a warm-up turn, then a large turn whose claim is won while its scan
+    // is held. Sets the slot epochs and the upstream's turn count from before it.
+    std::unique_ptr<RawHttpClient> claimedWhileScanned(const QByteArray &body, qint64 *epochsBefore,
+                                                       int *upstreamBefore)
+    {
+        if ((*epochsBefore = warmUp()) < 0)
+            return nullptr;
+        *upstreamBefore = turnsUpstream();
+        auto client = sendLarge(body);
+        qint64 epochs = 0;
+        int held = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (client && (slotState(&epochs, &held), held) != 1 && waited.elapsed() < 5000)
+            QTest::qWait(10);
+        return held == 1 ? std::move(client) : nullptr;
+    }
+
 private slots:
     void initTestCase() { QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString())); }
 
@@ -200,17 +218,15 @@ private slots:
     {
         const QString error = start(true);
         QVERIFY2(error.isEmpty(), qPrintable(error));
-        const qint64 before = warmUp();
-        QVERIFY(before >= 0);
-        const int upstreamBefore = turnsUpstream();
         const qint64 earlyBefore = turnStagesCount("early_sends");
         const qint64 sentEarlyBefore = turnStagesCount("dispatches_sent_early");
         const QByteArray body = codexBody(QString(kLargeBody, QLatin1Char('x')));
-        const auto client = sendLarge(body);
-        QVERIFY(client);
+        qint64 before = 0;
+        int upstreamBefore = 0;
+        const auto client = claimedWhileScanned(body, &before, &upstreamBefore);
+        QVERIFY2(client, "no large turn whose claim was won while its scan was held");
         qint64 epochs = 0;
         int held = 0;
-        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 1), 5000); // the claim is won
         QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 1);
         QCOMPARE(turnsUpstream(), upstreamBefore);
         QTest::qWait(200); // time for a dispatch that did not wait
@@ -237,14 +253,12 @@ private slots:
     {
         const QString error = start(true);
         QVERIFY2(error.isEmpty(), qPrintable(error));
-        const qint64 before = warmUp();
-        QVERIFY(before >= 0);
-        const int upstreamBefore = turnsUpstream();
-        auto client = sendLarge(codexBody(QString(kLargeBody, QLatin1Char('y'))));
-        QVERIFY(client);
+        qint64 before = 0;
+        int upstreamBefore = 0;
+        auto client = claimedWhileScanned(codexBody(QString(kLargeBody, QLatin1Char('y'))), &before, &upstreamBefore);
+        QVERIFY2(client, "no large turn whose claim was won while its scan was held");
         qint64 epochs = 0;
         int held = 0;
-        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 1), 5000);
         client->socket()->abort();
         client.reset();
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
