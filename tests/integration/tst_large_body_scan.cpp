@@ -16,6 +16,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUuid>
@@ -46,8 +49,8 @@ class TestLargeBodyScan : public QObject
     // The scan thread reports back once the flag is gone.
     void releaseScan() { QFile::remove(holdFlag()); }
 
-    // One account; `holdScan`: the fault build, whose scan thread holds each result until releaseScan().
-    QString start(bool holdScan)
+    // `accounts` accounts; `holdScan`: the fault build, whose scan thread holds each result until releaseScan().
+    QString start(bool holdScan, int accounts = 1)
     {
         m_proxy = std::make_unique<ProxyProcess>();
         if (holdScan) {
@@ -61,7 +64,7 @@ class TestLargeBodyScan : public QObject
             m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("scan-hold"));
             m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_SCAN_HOLD_FLAG"), holdFlag());
         }
-        if (!m_proxy->addAccounts(1) || !m_proxy->start(m_fake.baseUrl()))
+        if (!m_proxy->addAccounts(accounts) || !m_proxy->start(m_fake.baseUrl()))
             return m_proxy->errorString();
         return {};
     }
@@ -84,8 +87,8 @@ class TestLargeBodyScan : public QObject
         }
     }
 
-    // Turns the upstream received whole, and the body size of the latest.
-    int turnsUpstream(qint64 *lastBodySize = nullptr)
+    // Turns the upstream received whole, and the body size and ChatGPT account of the latest.
+    int turnsUpstream(qint64 *lastBodySize = nullptr, QString *lastAccount = nullptr)
     {
         int n = 0;
         for (const QJsonValue &v : m_fake.log(true)) {
@@ -94,16 +97,60 @@ class TestLargeBodyScan : public QObject
             ++n;
             if (lastBodySize)
                 *lastBodySize = v.toObject().value(QLatin1String("body_size")).toInteger(-1);
+            if (lastAccount)
+                *lastAccount = v.toObject().value(QLatin1String("chatgpt_account_id")).toString();
         }
         return n;
     }
 
-    // A turn whose upstream connection stays open: a large body's early send is written at once, not once a new
-    // connection is up. Returns the slot epochs once its slot is free again.
-    qint64 warmUp()
+    // The account's cooldown as /api/status shows it (null: none).
+    QJsonValue cooldownShown(const QString &accountId)
     {
+        for (const QJsonValue &v : status().value(QLatin1String("accounts")).toArray()) {
+            if (v.toObject().value(QLatin1String("account_id")).toString() == accountId)
+                return v.toObject().value(QLatin1String("cooldown_until"));
+        }
+        return QJsonValue(QJsonValue::Undefined);
+    }
+
+    // Puts the account in a cooldown only its durable row knows: meta.change_counter is not bumped, so the
+    // proxy's snapshot keeps routing to it until a claim, refused by that row, makes it reload.
+    QString coolDownBehindTheSnapshot(const QString &accountId)
+    {
+        const QString name = QStringLiteral("tst_large_body_scan_cooldown");
+        QString error;
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+            db.setDatabaseName(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"));
+            db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+            QSqlQuery q(db);
+            if (!db.open())
+                error = db.lastError().text();
+            else if (!q.prepare(QStringLiteral("UPDATE accounts SET cooldown_until_ms = ? WHERE id = ?")))
+                error = q.lastError().text();
+            q.addBindValue(QDateTime::currentMSecsSinceEpoch() + 600000);
+            q.addBindValue(accountId);
+            if (error.isEmpty() && !q.exec())
+                error = q.lastError().text();
+            else if (error.isEmpty() && q.numRowsAffected() != 1)
+                error = QStringLiteral("no account row %1").arg(accountId);
+            q.finish();
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(name);
+        return error;
+    }
+
+    // A turn whose upstream connection stays open: a large body's early send is written at once, not once a new
+    // connection is up. Returns the slot epochs once its slot is free again. With `sessionId`, the session is
+    // bound to the account that served it.
+    qint64 warmUp(const QByteArray &sessionId = {})
+    {
+        HttpHeaderList headers = kCodexHeaders;
+        if (!sessionId.isEmpty())
+            headers.append({"session-id", sessionId});
         const HttpResult warm = httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))),
-                                            kCodexHeaders, codexBody(QStringLiteral("warm")));
+                                            headers, codexBody(QStringLiteral("warm")));
         if (warm.status != 200)
             return -1;
         qint64 epochs = 0;
@@ -115,13 +162,13 @@ class TestLargeBodyScan : public QObject
         return held == 0 ? epochs : -1;
     }
 
-    std::unique_ptr<RawHttpClient> sendLarge(const QByteArray &body)
+    std::unique_ptr<RawHttpClient> sendLarge(const QByteArray &body, const QByteArray &sessionId = session())
     {
         auto client = std::make_unique<RawHttpClient>();
         if (!client->connectTo(m_proxy->port()))
             return nullptr;
         client->send(RawHttpClient::buildRequest("POST", "/backend-api/codex/responses",
-                                                 {{"content-type", "application/json"}, {"session-id", session()}},
+                                                 {{"content-type", "application/json"}, {"session-id", sessionId}},
                                                  body));
         return client;
     }
@@ -243,6 +290,58 @@ private slots:
         QCOMPARE(forwarded, body.size());
         QCOMPARE(turnStagesCount("dispatches_sent_early") - sentEarlyBefore, 1); // the early call went on
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
+    }
+
+    // A claim refused while its body is scanned (the account's durable row is cooling down; the snapshot that
+    // routed the session there did not know) is answered after the scan, like a claim won meanwhile: the client
+    // has no answer and the upstream no request until the scan is back. Then the turn routes again, without
+    // that account, and the other one serves it. The body went early once to each claimed account, never again
+    // to the refused one. Red when a refused claim's answer does not wait for the scan (the other account's slot
+    // is claimed during the scan), or when the end of the scan sends the body early again to the refused account
+    // (three early sends).
+    void aClaimRefusedWhileItsBodyIsScannedRoutesAgainAfterTheScan()
+    {
+        const QString error = start(true, 2);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QByteArray sessionId = session();
+        QVERIFY(warmUp(sessionId) >= 0);
+        QString boundChatgpt;
+        const int upstreamBefore = turnsUpstream(nullptr, &boundChatgpt);
+        const FakeAccount *bound = m_proxy->accountByChatgptId(boundChatgpt);
+        QVERIFY2(bound, qPrintable(QStringLiteral("no account behind %1").arg(boundChatgpt)));
+        const QString coolError = coolDownBehindTheSnapshot(bound->id);
+        QVERIFY2(coolError.isEmpty(), qPrintable(coolError));
+        QVERIFY(cooldownShown(bound->id).isNull()); // the snapshot does not know
+        const qint64 earlyBefore = turnStagesCount("early_sends");
+
+        const QByteArray body = codexBody(QString(kLargeBody, QLatin1Char('z')));
+        const auto client = sendLarge(body, sessionId);
+        QVERIFY(client);
+        // Refused: the snapshot reloaded and shows the cooldown, while the scan is still held.
+        QTRY_VERIFY_WITH_TIMEOUT(cooldownShown(bound->id).isString(), 5000);
+        QTest::qWait(200); // time for a turn that did not wait to claim the other account
+        qint64 epochs = 0;
+        int held = -1;
+        slotState(&epochs, &held);
+        QCOMPARE(held, 0); // the refused claim holds nothing, and no other claim went out
+        QCOMPARE(client->partial().status, 0);
+        QCOMPARE(turnsUpstream(), upstreamBefore);
+        QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 1);
+        releaseScan();
+
+        const std::optional<RawResponse> r = client->readResponse(10000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QVERIFY(r->body.contains("response.completed"));
+        qint64 forwarded = 0;
+        QString servedBy;
+        QCOMPARE(turnsUpstream(&forwarded, &servedBy), upstreamBefore + 1);
+        QCOMPARE(forwarded, body.size());
+        QVERIFY2(servedBy != boundChatgpt, "served by the account whose claim was refused");
+        QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 2);
+        const QJsonObject row = m_proxy->waitForRequest(QString::fromLatin1(r->header("x-request-id")));
+        QCOMPARE(row.value(QLatin1String("status")).toString(), QStringLiteral("completed"));
+        QCOMPARE(row.value(QLatin1String("chatgpt_account_id")).toString(), servedBy);
     }
 
     // A client that leaves while its body is scanned (its claim won meanwhile) ends its turn at once: the slot
