@@ -50,13 +50,23 @@ QJsonObject walStatusJson(const WalCheckpointStats &wal)
     };
 }
 
-QJsonObject largeBuffersJson()
+// This thread's pool (the one its turns and connections use) and the scan thread's, which keeps the parser of
+// the large bodies scanned there (null when there is no scan thread).
+QJsonObject largeBuffersJson(const RequestScanThread *scanner)
 {
-    // This thread's pool: the one its turns and connections use.
     const LargeBufferPool &pool = LargeBufferPool::local();
+    QJsonValue scanThread;
+    if (scanner) {
+        const RequestScanThread::PoolFigures f = scanner->poolFigures();
+        scanThread = QJsonObject{{QStringLiteral("objects"), f.objects},
+                                 {QStringLiteral("kept_bytes"), f.keptBytes},
+                                 {QStringLiteral("reuses"), qint64(f.reuses)}};
+    }
     return {{QStringLiteral("buffers"), pool.buffersKept()},
+            {QStringLiteral("objects"), pool.objectsKept()},
             {QStringLiteral("kept_bytes"), qint64(pool.bytesKept())},
-            {QStringLiteral("reuses"), qint64(pool.reuses())}};
+            {QStringLiteral("reuses"), qint64(pool.reuses())},
+            {QStringLiteral("scan_thread"), scanThread}};
 }
 
 // This thread's busy polling (util/BusyPoll.h): waits that polled instead of sleeping, and those that found
@@ -126,7 +136,7 @@ QByteArray ProxyService::statusJson() const
         {QStringLiteral("store_warm_ups"), qint64(m_store->warmUps())},
         {QStringLiteral("store_wal"), walStatusJson(m_store->walCheckpointStats())},
         // Memory of large bodies and their parser kept for the next large request (LargeBufferPool).
-        {QStringLiteral("large_buffers"), largeBuffersJson()},
+        {QStringLiteral("large_buffers"), largeBuffersJson(m_scanner)},
         {QStringLiteral("busy_poll"), busyPollJson(*m_store)},
         {QStringLiteral("socket_order"), socketOrderJson()},
         // Where turns spend their time before the client's first byte and at their settlement (TurnStages.h).

@@ -16,8 +16,17 @@ RequestScanThread::RequestScanThread(int sweepIntervalMs, QObject *parent) : QOb
     // Its pool drops its parser when the worker goes, at the thread's end.
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
     m_thread.start();
-    QMetaObject::invokeMethod(
-        m_worker, [worker = m_worker, sweepIntervalMs] { LargeBufferPool::startSweeping(worker, sweepIntervalMs); });
+    QMetaObject::invokeMethod(m_worker, [this, sweepIntervalMs] {
+        LargeBufferPool::startSweeping(m_worker, sweepIntervalMs, [this] { publishPoolFigures(); });
+    });
+}
+
+void RequestScanThread::publishPoolFigures()
+{
+    const LargeBufferPool &pool = LargeBufferPool::local();
+    m_poolObjects.store(pool.objectsKept());
+    m_poolKeptBytes.store(pool.bytesKept());
+    m_poolReuses.store(pool.reuses());
 }
 
 RequestScanThread::~RequestScanThread()
@@ -32,6 +41,7 @@ void RequestScanThread::scan(const QByteArray &body, QObject *context, Done done
     // QPointer is made and read on this thread only; the scan thread merely carries it.
     QMetaObject::invokeMethod(m_worker, [this, body, ctx = QPointer<QObject>(context), done = std::move(done)] {
         std::optional<ResponsesScan> result = scanResponsesRequest(body);
+        publishPoolFigures();
         if (SY_FAULT("scan-hold")) {
             // Until the test removes the flag file (at most a minute).
             static const QString flag = qEnvironmentVariable("SWITCHYARD_FAULT_SCAN_HOLD_FLAG");

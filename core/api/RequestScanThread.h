@@ -33,10 +33,25 @@ public:
     // Scans finished (tests).
     quint64 scansDone() const { return m_scansDone.load(); }
 
+    // The scan thread's LargeBufferPool (its parser) as of its latest scan or sweep: what /api/status shows
+    // next to the proxy thread's.
+    struct PoolFigures
+    {
+        int objects = 0; // its parser, if kept
+        qint64 keptBytes = 0;
+        quint64 reuses = 0;
+    };
+    PoolFigures poolFigures() const { return {m_poolObjects.load(), m_poolKeptBytes.load(), m_poolReuses.load()}; }
+
 private:
+    void publishPoolFigures(); // on the scan thread
+
     QThread m_thread;
     QObject *m_worker = nullptr; // lives on m_thread
     std::atomic<quint64> m_scansDone{0};
+    std::atomic<int> m_poolObjects{0};
+    std::atomic<qint64> m_poolKeptBytes{0};
+    std::atomic<quint64> m_poolReuses{0};
 };
 
 } // namespace sy

@@ -13,7 +13,7 @@ LargeBufferPool &LargeBufferPool::local()
     return pool;
 }
 
-void LargeBufferPool::startSweeping(QObject *owner, int intervalMs)
+void LargeBufferPool::startSweeping(QObject *owner, int intervalMs, std::function<void()> afterSweep)
 {
     const QString setting = qEnvironmentVariable("SWITCHYARD_LARGE_BUFFERS");
     if (setting == QLatin1String("off") || setting == QLatin1String("0"))
@@ -22,7 +22,11 @@ void LargeBufferPool::startSweeping(QObject *owner, int intervalMs)
     auto *timer = new QTimer(owner);
     timer->setTimerType(Qt::VeryCoarseTimer); // nothing needs it on time
     // The pool of the thread the timer fires on: the owner's.
-    QObject::connect(timer, &QTimer::timeout, timer, [] { local().sweep(); });
+    QObject::connect(timer, &QTimer::timeout, timer, [afterSweep = std::move(afterSweep)] {
+        local().sweep();
+        if (afterSweep)
+            afterSweep();
+    });
     // Only on the pool's own thread: after that thread has ended, its pool is gone with it.
     QObject::connect(timer, &QObject::destroyed, [thread = QThread::currentThread()] {
         if (QThread::currentThread() == thread)
@@ -160,6 +164,11 @@ int LargeBufferPool::buffersKept() const
     for (const Entry &e : m_entries)
         n += e.kind ? 0 : 1;
     return n;
+}
+
+int LargeBufferPool::objectsKept() const
+{
+    return int(m_entries.size()) - buffersKept();
 }
 
 qsizetype LargeBufferPool::bytesKept() const

@@ -2,6 +2,7 @@
 
 #include <QByteArray>
 #include <QList>
+#include <functional>
 #include <memory>
 
 class QObject;
@@ -31,9 +32,9 @@ public:
     static LargeBufferPool &local();
 
     // Sweeps the calling thread's pool every `intervalMs` for as long as `owner` (living on this thread) does;
-    // when owner goes, the pool drops everything and keeps nothing any more. SWITCHYARD_LARGE_BUFFERS=off
-    // leaves the pool off (A/B runs).
-    static void startSweeping(QObject *owner, int intervalMs);
+    // when owner goes, the pool drops everything and keeps nothing any more. `afterSweep` runs after each sweep
+    // (a thread that publishes its pool's figures). SWITCHYARD_LARGE_BUFFERS=off leaves the pool off (A/B runs).
+    static void startSweeping(QObject *owner, int intervalMs, std::function<void()> afterSweep = {});
 
     bool keeping() const { return m_keeping; }
     void setKeeping(bool on);
@@ -63,6 +64,7 @@ public:
 
     // What is kept (tests and status): bytesKept() counts the buffers' capacities and the objects' memory.
     int buffersKept() const;
+    int objectsKept() const;
     qsizetype bytesKept() const;
     quint64 reuses() const { return m_reuses; }
 

@@ -289,6 +289,11 @@ private slots:
         QCOMPARE(turnsUpstream(&forwarded), upstreamBefore + 1);
         QCOMPARE(forwarded, body.size());
         QCOMPARE(turnStagesCount("dispatches_sent_early") - sentEarlyBefore, 1); // the early call went on
+        // The scan thread keeps the parser it used for the next large body, and /api/status shows it.
+        const QJsonObject scanPool =
+            status().value(QLatin1String("large_buffers")).toObject().value(QLatin1String("scan_thread")).toObject();
+        QCOMPARE(scanPool.value(QLatin1String("objects")).toInt(-1), 1);
+        QVERIFY(scanPool.value(QLatin1String("kept_bytes")).toInteger() >= body.size());
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
     }
 

@@ -62,6 +62,28 @@ private slots:
         QVERIFY(!broken->has_value());
     }
 
+    // The scan thread keeps its large-body parser for the next large body, as the proxy thread does, and says so
+    // (/api/status large_buffers.scan_thread): one object of about 13 bytes per body byte after a 2 MiB scan,
+    // reused by the next one, and nothing once two sweeps passed without a scan.
+    void itsKeptParserIsShown()
+    {
+        RequestScanThread scanner(1000); // the pool's timer keeps whole seconds
+        QCOMPARE(scanner.poolFigures().objects, 0);
+        QObject context;
+        const QByteArray body = largeBody(QStringLiteral("gpt-5-codex"), 2 * 1024 * 1024);
+        int answers = 0;
+        for (int i = 0; i < 2; ++i) {
+            scanner.scan(body, &context, [&answers](std::optional<ResponsesScan>) { ++answers; });
+            QTRY_COMPARE_WITH_TIMEOUT(answers, i + 1, 5000);
+        }
+        const RequestScanThread::PoolFigures kept = scanner.poolFigures();
+        QCOMPARE(kept.objects, 1);
+        QVERIFY2(kept.keptBytes >= 8 * body.size(), qPrintable(QString::number(kept.keptBytes)));
+        QCOMPARE(kept.reuses, quint64(1)); // the second scan took the first one's parser
+        QTRY_COMPARE_WITH_TIMEOUT(scanner.poolFigures().objects, 0, 5000);
+        QCOMPARE(scanner.poolFigures().keptBytes, qint64(0));
+    }
+
     // Where a scan's result would have run: it is dropped once its context is gone, and the scanner's end waits
     // for a scan that runs (no callback into a deleted turn, no crash).
     void aResultOutlivingItsContextIsDropped()
