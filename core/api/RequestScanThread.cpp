@@ -23,10 +23,11 @@ RequestScanThread::RequestScanThread(int sweepIntervalMs, QObject *parent) : QOb
 
 void RequestScanThread::publishPoolFigures()
 {
+    // The count last: a reader that sees the parser gone sees its bytes gone too.
     const LargeBufferPool &pool = LargeBufferPool::local();
-    m_poolObjects.store(pool.objectsKept());
     m_poolKeptBytes.store(pool.bytesKept());
     m_poolReuses.store(pool.reuses());
+    m_poolObjects.store(pool.objectsKept());
 }
 
 RequestScanThread::~RequestScanThread()

@@ -123,18 +123,18 @@ class TestLargeBodyScan : public QObject
             QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
             db.setDatabaseName(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"));
             db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
-            QSqlQuery q(db);
-            if (!db.open())
+            if (!db.open()) {
                 error = db.lastError().text();
-            else if (!q.prepare(QStringLiteral("UPDATE accounts SET cooldown_until_ms = ? WHERE id = ?")))
-                error = q.lastError().text();
-            q.addBindValue(QDateTime::currentMSecsSinceEpoch() + 600000);
-            q.addBindValue(accountId);
-            if (error.isEmpty() && !q.exec())
-                error = q.lastError().text();
-            else if (error.isEmpty() && q.numRowsAffected() != 1)
-                error = QStringLiteral("no account row %1").arg(accountId);
-            q.finish();
+            } else {
+                QSqlQuery q(db);
+                q.prepare(QStringLiteral("UPDATE accounts SET cooldown_until_ms = ? WHERE id = ?"));
+                q.addBindValue(QDateTime::currentMSecsSinceEpoch() + 600000);
+                q.addBindValue(accountId);
+                if (!q.exec())
+                    error = q.lastError().text();
+                else if (q.numRowsAffected() != 1)
+                    error = QStringLiteral("no account row %1").arg(accountId);
+            }
             db.close();
         }
         QSqlDatabase::removeDatabase(name);
