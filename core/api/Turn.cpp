@@ -441,6 +441,7 @@ void Turn::onEvent(const SseEvent &event)
             } else {
                 applyResponseHeaders();
                 m_response->sendFull(200, m_sink->contentType(), m_sink->fullBody());
+                m_marks.answerToNonStreamingClient();
             }
         });
         return;

@@ -33,6 +33,12 @@ const char *TurnStageStats::name(Stage stage)
         return "settle";
     case BodyScan:
         return "body_scan";
+    case TerminalToSettle:
+        return "terminal_to_settle";
+    case SettledToAnswer:
+        return "settled_to_answer";
+    case AddedBeforeAnswer:
+        return "added_before_answer";
     case StageCount:
         break;
     }
@@ -163,15 +169,42 @@ void TurnStageMarks::firstByteToStreamingClient()
                     read + toClaim + claim + toSent + m_headHandling + toFirstByte);
 }
 
+void TurnStageMarks::answerToNonStreamingClient()
+{
+    if (!m_stats || m_firstByte)
+        return;
+    m_firstByte = true;
+    if (!m_clean || m_claims != 1 || m_dispatches != 1 || !m_claimWon || !m_sent || !m_event || !m_settleBegan ||
+        m_settledAt < m_settleBegan || m_settleBegan < m_event)
+        return;
+    const qint64 t = now();
+    const qint64 read = m_completed - m_received;
+    const qint64 toClaim = m_firstClaimSubmitted - m_completed;
+    const qint64 claim = m_claimWon - m_firstClaimSubmitted;
+    const qint64 toSent = m_sent - m_claimWon;
+    const qint64 toSettle = m_settleBegan - m_event;
+    const qint64 settle = m_settledAt - m_settleBegan;
+    const qint64 toAnswer = t - m_settledAt;
+    m_stats->record(TurnStageStats::RequestRead, read);
+    m_stats->record(TurnStageStats::RequestToClaim, toClaim);
+    m_stats->record(TurnStageStats::ClaimToSent, toSent);
+    m_stats->record(TurnStageStats::TerminalToSettle, toSettle);
+    m_stats->record(TurnStageStats::SettledToAnswer, toAnswer);
+    m_stats->record(TurnStageStats::AddedBeforeAnswer, read + toClaim + claim + toSent + toSettle + settle + toAnswer);
+}
+
 void TurnStageMarks::settleSubmitted()
 {
-    m_settleSubmitted = now();
+    m_settleSubmitted = m_settleBegan = now();
 }
 
 void TurnStageMarks::settled()
 {
+    const qint64 t = now();
     if (m_stats && m_settleSubmitted)
-        m_stats->record(TurnStageStats::Settle, now() - m_settleSubmitted);
+        m_stats->record(TurnStageStats::Settle, t - m_settleSubmitted);
+    if (m_settleSubmitted)
+        m_settledAt = t;
     m_settleSubmitted = 0;
 }
 

@@ -11,11 +11,17 @@ class Clock;
 
 // How long turns spend in each stage on their way to the client's first byte and to their settlement, in
 // microseconds, as /api/status reports them under "turn_stages". The added-latency stages are recorded for
-// clean streaming turns only (one claim, one upstream attempt, no wait at the gate), so that they add up to
-// what the proxy itself puts in front of the first byte:
+// clean turns only (one claim, one upstream attempt, no wait at the gate), so that they add up to what the proxy
+// itself puts in front of the client's first byte. A streaming client's first bytes come with an early event:
 //   added_before_first_byte = request_read + request_to_claim + claim + claim_to_sent + head_handling
 //                             + event_to_first_byte
 //     = (first byte out - first byte in) - (request sent -> the upstream event that gave the first byte).
+// A non-streaming client's come with the whole answer, once the turn is settled (the answer carries the
+// completion, which waits for its durable row):
+//   added_before_answer = request_read + request_to_claim + claim + claim_to_sent + terminal_to_settle + settle
+//                         + settled_to_answer
+//     = (answer out - first byte in) - (request sent -> the upstream's terminal event).
+// request_read, request_to_claim and claim_to_sent take both kinds of clean turns.
 // claim and its parts count every claim answered by the store; upstream_head every attempt's head; settle every
 // settlement. Clock::monotonicUs; one per proxy thread, not thread-safe.
 class TurnStageStats
@@ -35,10 +41,13 @@ public:
         EventToFirstByte,     // the upstream event that gives the client its first bytes: its handling (sink,
                               // stream commit) until they are handed to the client connection, which sends a
                               // stream's first bytes at once (HttpResponse::write): the send is inside
-        AddedBeforeFirstByte, // the six of ours above (not upstream_head), per turn
+        AddedBeforeFirstByte, // the six of ours above (not upstream_head), per streaming turn
         Settle,               // settlement submitted -> committed and back (store round trip)
         BodyScan,             // a large body's scan on the scan thread: submitted -> its result on the proxy
                               // thread (it overlaps claim; what it adds is in claim_to_sent)
+        TerminalToSettle,     // non-streaming: the upstream's terminal event -> its settlement submitted
+        SettledToAnswer,      // non-streaming: settled -> the whole answer (built now) handed to the connection
+        AddedBeforeAnswer,    // non-streaming: the seven of ours in front of the answer (above), per turn
         StageCount
     };
 
@@ -99,6 +108,8 @@ public:
     bool firstByteRecorded() const { return m_firstByte; }
     // The first bytes of a streamed answer went to the client: records the clean turn's stages.
     void firstByteToStreamingClient();
+    // A non-streaming client's whole answer went to the client connection (after the settlement): the same.
+    void answerToNonStreamingClient();
     void settleSubmitted();
     void settled();
 
@@ -117,7 +128,9 @@ private:
     qint64 m_sent = 0;
     qint64 m_head = 0;
     qint64 m_headHandling = -1; // -1: not handled yet
-    qint64 m_settleSubmitted = 0;
+    qint64 m_settleSubmitted = 0; // reset once settled
+    qint64 m_settleBegan = 0;
+    qint64 m_settledAt = 0;
     qint64 m_scanSubmitted = 0;
     int m_claims = 0;
     int m_dispatches = 0;

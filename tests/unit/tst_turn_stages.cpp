@@ -185,6 +185,63 @@ private slots:
         QVERIFY(bucket.first <= 17000 && 17000 < bucket.second);
     }
 
+    // A non-streaming turn's first byte is its whole answer, after the upstream's last event and the settlement:
+    // the stages in front of the send, then the terminal event to the settlement, the settlement, and the
+    // answer. The upstream's time between its events is in none of them (red when the first event's mark is
+    // kept: terminal_to_settle would hold the stream).
+    void aCleanNonStreamingTurnRecordsItsAnswerStages()
+    {
+        ManualClock clock;
+        clock.advance(1000);
+        TurnStageStats stats;
+        TurnStageMarks marks;
+        const qint64 received = clock.monotonicUs();
+        clock.advance(3);
+        marks.begin(&clock, &stats, received, clock.monotonicUs());
+        clock.advance(2); // the chat translation
+        marks.claimSubmitted();
+        const qint64 storeStart = clock.monotonicUs() + 1000;
+        clock.advance(4);
+        marks.claimAnswered(true, storeStart, storeStart + 2000);
+        clock.advance(1);
+        marks.dispatched();
+        marks.requestSent();
+        clock.advance(30);
+        marks.upstreamHead();
+        marks.upstreamHeadHandled();
+        for (int event = 0; event < 5; ++event) { // the upstream's: 50 ms between events
+            clock.advance(50);
+            marks.eventArrived();
+        }
+        clock.advance(6); // the terminal event handled, the row assembled
+        marks.settleSubmitted();
+        clock.advance(8);
+        marks.settled();
+        clock.advance(9); // the chat completion built and sent
+        marks.answerToNonStreamingClient();
+        QVERIFY(marks.firstByteRecorded());
+        marks.answerToNonStreamingClient(); // once
+
+        const auto ms = [&](TurnStageStats::Stage s) {
+            const LatencyHistogram &h = stats.stage(s);
+            return h.count() == 1 ? h.maxUs() / 1000 : -h.count();
+        };
+        QCOMPARE(ms(TurnStageStats::RequestRead), 3);
+        QCOMPARE(ms(TurnStageStats::RequestToClaim), 2);
+        QCOMPARE(ms(TurnStageStats::Claim), 4);
+        QCOMPARE(ms(TurnStageStats::ClaimToSent), 1);
+        QCOMPARE(ms(TurnStageStats::UpstreamHead), 30);
+        QCOMPARE(ms(TurnStageStats::TerminalToSettle), 6);
+        QCOMPARE(ms(TurnStageStats::Settle), 8);
+        QCOMPARE(ms(TurnStageStats::SettledToAnswer), 9);
+        QCOMPARE(ms(TurnStageStats::AddedBeforeAnswer), 3 + 2 + 4 + 1 + 6 + 8 + 9);
+        QCOMPARE(stats.stage(TurnStageStats::AddedBeforeFirstByte).count(), quint64(0)); // streamed turns only
+        QCOMPARE(stats.stage(TurnStageStats::EventToFirstByte).count(), quint64(0));
+        const QJsonObject stages = stats.toJson().value(QLatin1String("stages")).toObject();
+        for (const char *name : {"terminal_to_settle", "settled_to_answer", "added_before_answer"})
+            QCOMPARE(stages.value(QLatin1String(name)).toObject().value(QLatin1String("count")).toInteger(), 1);
+    }
+
     // A turn that waited at the gate, failed over or claimed twice has no clean "added" figure: only the
     // stages that describe one claim, one attempt or the settlement are recorded.
     void aTurnThatWaitedOrMovedAddsOnlyItsClaimsAndAttempts()
