@@ -27,7 +27,7 @@ QString where(int index)
 }
 
 // Text of a system/developer/tool message: a string, or an array of text parts.
-bool collectText(const QJsonValue &content, const QString &ctx, QStringList *pieces, Failure *f)
+bool collectText(const QJsonValue &content, int ctx, QStringList *pieces, Failure *f)
 {
     if (content.isString()) {
         pieces->append(content.toString());
@@ -36,13 +36,13 @@ bool collectText(const QJsonValue &content, const QString &ctx, QStringList *pie
     if (content.isNull() || content.isUndefined())
         return true;
     if (!content.isArray())
-        return f->set(ctx + u": content must be a string or an array of parts"_s);
+        return f->set(where(ctx) + u": content must be a string or an array of parts"_s);
     const QJsonArray parts = content.toArray();
     for (const QJsonValue &pv : parts) {
         const QJsonObject part = pv.toObject();
         const QString type = part.value("type"_L1).toString();
         if (type != "text"_L1 && type != "input_text"_L1)
-            return f->set(ctx + u": unsupported content part type '%1' (only text is allowed here)"_s.arg(type));
+            return f->set(where(ctx) + u": unsupported content part type '%1' (only text is allowed here)"_s.arg(type));
         pieces->append(part.value("text"_L1).toString());
     }
     return true;
@@ -58,14 +58,14 @@ QJsonObject messageItem(const QString &role, const QJsonArray &content)
     return QJsonObject{{u"type"_s, u"message"_s}, {u"role"_s, role}, {u"content"_s, content}};
 }
 
-bool userContent(const QJsonValue &content, const QString &ctx, QJsonArray *out, Failure *f)
+bool userContent(const QJsonValue &content, int ctx, QJsonArray *out, Failure *f)
 {
     if (content.isString()) {
         out->append(textPart("input_text", content.toString()));
         return true;
     }
     if (!content.isArray())
-        return f->set(ctx + u": user content must be a string or an array of parts"_s);
+        return f->set(where(ctx) + u": user content must be a string or an array of parts"_s);
     const QJsonArray parts = content.toArray();
     for (const QJsonValue &pv : parts) {
         const QJsonObject part = pv.toObject();
@@ -78,7 +78,7 @@ bool userContent(const QJsonValue &content, const QString &ctx, QJsonArray *out,
             const QJsonObject img = iv.toObject();
             const QString url = iv.isString() ? iv.toString() : img.value("url"_L1).toString();
             if (url.isEmpty())
-                return f->set(ctx + u": image_url part without a url"_s);
+                return f->set(where(ctx) + u": image_url part without a url"_s);
             QJsonObject item{{u"type"_s, u"input_image"_s}, {u"image_url"_s, url}};
             const QJsonValue detail = img.value("detail"_L1);
             item.insert(u"detail"_s, detail.isString() ? detail : QJsonValue(u"auto"_s));
@@ -88,13 +88,13 @@ bool userContent(const QJsonValue &content, const QString &ctx, QJsonArray *out,
             item.insert(u"type"_s, u"input_file"_s);
             out->append(item);
         } else {
-            return f->set(ctx + u": unsupported content part type '%1'"_s.arg(type));
+            return f->set(where(ctx) + u": unsupported content part type '%1'"_s.arg(type));
         }
     }
     return true;
 }
 
-bool assistantItems(const QJsonObject &msg, const QString &ctx, QJsonArray *input, Failure *f)
+bool assistantItems(const QJsonObject &msg, int ctx, QJsonArray *input, Failure *f)
 {
     QJsonArray content;
     const QJsonValue c = msg.value("content"_L1);
@@ -111,10 +111,10 @@ bool assistantItems(const QJsonObject &msg, const QString &ctx, QJsonArray *inpu
             else if (type == "refusal"_L1)
                 content.append(QJsonObject{{u"type"_s, u"refusal"_s}, {u"refusal"_s, part.value("refusal"_L1)}});
             else
-                return f->set(ctx + u": unsupported assistant content part type '%1'"_s.arg(type));
+                return f->set(where(ctx) + u": unsupported assistant content part type '%1'"_s.arg(type));
         }
     } else if (!c.isNull() && !c.isUndefined()) {
-        return f->set(ctx + u": assistant content must be a string, an array of parts or null"_s);
+        return f->set(where(ctx) + u": assistant content must be a string, an array of parts or null"_s);
     }
     if (msg.value("refusal"_L1).isString() && !msg.value("refusal"_L1).toString().isEmpty())
         content.append(QJsonObject{{u"type"_s, u"refusal"_s}, {u"refusal"_s, msg.value("refusal"_L1)}});
@@ -125,7 +125,7 @@ bool assistantItems(const QJsonObject &msg, const QString &ctx, QJsonArray *inpu
     if (calls.isUndefined() || calls.isNull())
         return true;
     if (!calls.isArray())
-        return f->set(ctx + u": tool_calls must be an array"_s);
+        return f->set(where(ctx) + u": tool_calls must be an array"_s);
     const QJsonArray callArray = calls.toArray();
     for (int i = 0; i < callArray.size(); ++i) {
         const QJsonObject call = callArray.at(i).toObject();
@@ -133,7 +133,7 @@ bool assistantItems(const QJsonObject &msg, const QString &ctx, QJsonArray *inpu
         const QString id = call.value("id"_L1).toString();
         const QString name = fn.value("name"_L1).toString();
         if (id.isEmpty() || name.isEmpty())
-            return f->set(ctx + u".tool_calls[%1]: id and function.name are required"_s.arg(i));
+            return f->set(where(ctx) + u".tool_calls[%1]: id and function.name are required"_s.arg(i));
         const QJsonValue args = fn.value("arguments"_L1);
         input->append(QJsonObject{{u"type"_s, u"function_call"_s},
                                   {u"call_id"_s, id},
@@ -143,11 +143,11 @@ bool assistantItems(const QJsonObject &msg, const QString &ctx, QJsonArray *inpu
     return true;
 }
 
-bool toolOutputItem(const QJsonObject &msg, const QString &ctx, QJsonArray *input, Failure *f)
+bool toolOutputItem(const QJsonObject &msg, int ctx, QJsonArray *input, Failure *f)
 {
     const QString callId = msg.value("tool_call_id"_L1).toString();
     if (callId.isEmpty())
-        return f->set(ctx + u": tool message without tool_call_id"_s);
+        return f->set(where(ctx) + u": tool message without tool_call_id"_s);
     QStringList pieces;
     if (!collectText(msg.value("content"_L1), ctx, &pieces, f))
         return false;
@@ -224,9 +224,9 @@ bool translateResponseFormat(const QJsonValue &rf, QJsonObject *textFormat, Fail
 bool translateMessages(const QJsonArray &messages, QStringList *instructions, QJsonArray *input, Failure *f)
 {
     for (int i = 0; i < messages.size(); ++i) {
-        const QString ctx = where(i);
+        const int ctx = i; // its name (where()) is only spelled out in an error
         if (!messages.at(i).isObject())
-            return f->set(ctx + u": must be an object"_s);
+            return f->set(where(ctx) + u": must be an object"_s);
         const QJsonObject msg = messages.at(i).toObject();
         const QString role = msg.value("role"_L1).toString();
         if (role == "system"_L1 || role == "developer"_L1) {
@@ -244,7 +244,7 @@ bool translateMessages(const QJsonArray &messages, QStringList *instructions, QJ
             if (!toolOutputItem(msg, ctx, input, f))
                 return false;
         } else {
-            return f->set(ctx + u": unknown role '%1'"_s.arg(role));
+            return f->set(where(ctx) + u": unknown role '%1'"_s.arg(role));
         }
     }
     return true;
