@@ -154,19 +154,22 @@ void TurnStageMarks::firstByteToStreamingClient()
     if (!m_clean || m_claims != 1 || m_dispatches != 1 || !m_claimWon || !m_sent || !m_head || !m_event ||
         m_headHandling < 0)
         return;
-    const qint64 t = now();
+    const qint64 toFirstByte = now() - m_event;
+    const qint64 beforeSend = recordStagesToTheSend();
+    m_stats->record(TurnStageStats::HeadHandling, m_headHandling);
+    m_stats->record(TurnStageStats::EventToFirstByte, toFirstByte);
+    m_stats->record(TurnStageStats::AddedBeforeFirstByte, beforeSend + m_headHandling + toFirstByte);
+}
+
+qint64 TurnStageMarks::recordStagesToTheSend()
+{
     const qint64 read = m_completed - m_received;
     const qint64 toClaim = m_firstClaimSubmitted - m_completed;
-    const qint64 claim = m_claimWon - m_firstClaimSubmitted;
     const qint64 toSent = m_sent - m_claimWon;
-    const qint64 toFirstByte = t - m_event;
     m_stats->record(TurnStageStats::RequestRead, read);
     m_stats->record(TurnStageStats::RequestToClaim, toClaim);
     m_stats->record(TurnStageStats::ClaimToSent, toSent);
-    m_stats->record(TurnStageStats::HeadHandling, m_headHandling);
-    m_stats->record(TurnStageStats::EventToFirstByte, toFirstByte);
-    m_stats->record(TurnStageStats::AddedBeforeFirstByte,
-                    read + toClaim + claim + toSent + m_headHandling + toFirstByte);
+    return read + toClaim + (m_claimWon - m_firstClaimSubmitted) + toSent; // with the claim (recorded when answered)
 }
 
 void TurnStageMarks::answerToNonStreamingClient()
@@ -177,20 +180,13 @@ void TurnStageMarks::answerToNonStreamingClient()
     if (!m_clean || m_claims != 1 || m_dispatches != 1 || !m_claimWon || !m_sent || !m_event || !m_settleBegan ||
         m_settledAt < m_settleBegan || m_settleBegan < m_event)
         return;
-    const qint64 t = now();
-    const qint64 read = m_completed - m_received;
-    const qint64 toClaim = m_firstClaimSubmitted - m_completed;
-    const qint64 claim = m_claimWon - m_firstClaimSubmitted;
-    const qint64 toSent = m_sent - m_claimWon;
+    const qint64 toAnswer = now() - m_settledAt;
     const qint64 toSettle = m_settleBegan - m_event;
-    const qint64 settle = m_settledAt - m_settleBegan;
-    const qint64 toAnswer = t - m_settledAt;
-    m_stats->record(TurnStageStats::RequestRead, read);
-    m_stats->record(TurnStageStats::RequestToClaim, toClaim);
-    m_stats->record(TurnStageStats::ClaimToSent, toSent);
+    const qint64 beforeSend = recordStagesToTheSend();
     m_stats->record(TurnStageStats::TerminalToSettle, toSettle);
     m_stats->record(TurnStageStats::SettledToAnswer, toAnswer);
-    m_stats->record(TurnStageStats::AddedBeforeAnswer, read + toClaim + claim + toSent + toSettle + settle + toAnswer);
+    m_stats->record(TurnStageStats::AddedBeforeAnswer,
+                    beforeSend + toSettle + (m_settledAt - m_settleBegan) + toAnswer);
 }
 
 void TurnStageMarks::settleSubmitted()

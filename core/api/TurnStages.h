@@ -115,6 +115,8 @@ public:
 
 private:
     qint64 now() const;
+    // Records request_read, request_to_claim and claim_to_sent of a clean turn; returns their sum with its claim.
+    qint64 recordStagesToTheSend();
 
     const Clock *m_clock = nullptr;
     TurnStageStats *m_stats = nullptr;
