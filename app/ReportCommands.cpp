@@ -142,23 +142,33 @@ int runUsage(const Config &config, const CommandLine &cl)
 
 namespace {
 
-// Where the proxy's own time went since the start (/api/status turn_stages, api/TurnStages.h), in one line.
-QString turnStagesLine(const QJsonObject &turnStages)
+// Where the proxy's own time went since the start (/api/status turn_stages, api/TurnStages.h): one line for
+// streamed turns, and one for non-streaming turns once there are any (their answer waits for the settlement).
+QStringList turnStagesLines(const QJsonObject &turnStages)
 {
     const QJsonObject stages = turnStages.value(QLatin1String("stages")).toObject();
     const auto stage = [&](const char *name) { return stages.value(QLatin1String(name)).toObject(); };
     const auto ms = [](const QJsonObject &o, const char *key) {
         return QString::number(double(o.value(QLatin1String(key)).toInteger()) / 1000.0, 'f', 2);
     };
+    QStringList lines;
     const QJsonObject added = stage("added_before_first_byte");
     const qint64 n = added.value(QLatin1String("count")).toInteger();
     if (n == 0)
-        return QStringLiteral("proxy time before the first byte: no clean streamed turn yet");
-    return QStringLiteral("proxy time before the first byte over %1 clean streamed turn(s): p50 %2 ms, p99 %3 ms "
-                          "(slot claim p50 %4 ms); upstream to its head p50 %5 ms")
-        .arg(n)
-        .arg(ms(added, "p50_us"), ms(added, "p99_us"), ms(stage("claim"), "p50_us"),
-             ms(stage("upstream_head"), "p50_us"));
+        lines << QStringLiteral("proxy time before the first byte: no clean streamed turn yet");
+    else
+        lines << QStringLiteral("proxy time before the first byte over %1 clean streamed turn(s): p50 %2 ms, p99 %3 "
+                                "ms (slot claim p50 %4 ms); upstream to its head p50 %5 ms")
+                     .arg(n)
+                     .arg(ms(added, "p50_us"), ms(added, "p99_us"), ms(stage("claim"), "p50_us"),
+                          ms(stage("upstream_head"), "p50_us"));
+    const QJsonObject answer = stage("added_before_answer");
+    if (const qint64 m = answer.value(QLatin1String("count")).toInteger(); m > 0)
+        lines << QStringLiteral("proxy time before a non-streaming answer over %1 clean turn(s): p50 %2 ms, p99 %3 ms "
+                                "(settlement p50 %4 ms)")
+                     .arg(m)
+                     .arg(ms(answer, "p50_us"), ms(answer, "p99_us"), ms(stage("settle"), "p50_us"));
+    return lines;
 }
 
 } // namespace
@@ -240,7 +250,8 @@ int runStatus(const Config &config, const CommandLine &cl)
                      s.value(QLatin1String("lease_expires_at")).toString()));
     }
     if (status.contains(QLatin1String("turn_stages"))) // an older instance has none
-        out(turnStagesLine(status.value(QLatin1String("turn_stages")).toObject()));
+        for (const QString &line : turnStagesLines(status.value(QLatin1String("turn_stages")).toObject()))
+            out(line);
     const QJsonArray turns = status.value(QLatin1String("in_flight")).toArray();
     out(QStringLiteral("%1 turn(s) in flight").arg(turns.size()));
     for (const QJsonValue &v : turns) {

@@ -167,6 +167,8 @@ private slots:
                                        .arg(count(after, "added_before_first_byte"))
                                        .toUtf8()),
                  text.out.constData());
+        if (count(after, "added_before_answer") == 0) // no non-streaming turn yet (this test runs first)
+            QVERIFY2(!text.out.contains("non-streaming answer"), text.out.constData());
         // Busy polling (util/BusyPoll.h): the proxy thread polled while this turn waited for its claim and its
         // upstream, and no hold outlives the turn that took it.
         QVERIFY(busyPoll().value(QLatin1String("polls")).toInteger() > pollsBefore);
@@ -214,6 +216,13 @@ private slots:
                               "settle", "settled_to_answer"})
             lower += got.value(p).first;
         QVERIFY(lower < got.value("added_before_answer").second);
+        // `switchyard status` has a line for them, with the count /api/status has.
+        const CliResult text = m_proxy.cli({QStringLiteral("status")});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.contains(QStringLiteral("proxy time before a non-streaming answer over %1 clean turn(s)")
+                                       .arg(count(after, "added_before_answer"))
+                                       .toUtf8()),
+                 text.out.constData());
     }
 };
 
