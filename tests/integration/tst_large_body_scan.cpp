@@ -103,6 +103,28 @@ class TestLargeBodyScan : public QObject
         return n;
     }
 
+    // After releaseScan(): the turn's answer is a completed stream, and the upstream got one more request, this
+    // body whole. Returns what is wrong (empty when nothing); the answer's request id and the ChatGPT account
+    // that served it.
+    QString completedWhole(RawHttpClient &client, const QByteArray &body, int upstreamBefore,
+                           QByteArray *requestId = nullptr, QString *servedBy = nullptr)
+    {
+        const std::optional<RawResponse> r = client.readResponse(10000);
+        if (!r)
+            return QStringLiteral("no answer");
+        if (r->status != 200 || !r->body.contains("response.completed"))
+            return QStringLiteral("answered %1: %2").arg(r->status).arg(QString::fromUtf8(r->body.left(300)));
+        qint64 forwarded = 0;
+        const int upstream = turnsUpstream(&forwarded, servedBy);
+        if (upstream != upstreamBefore + 1)
+            return QStringLiteral("%1 requests reached the upstream, not 1").arg(upstream - upstreamBefore);
+        if (forwarded != body.size())
+            return QStringLiteral("the upstream got %1 bytes of %2").arg(forwarded).arg(body.size());
+        if (requestId)
+            *requestId = r->header("x-request-id");
+        return {};
+    }
+
     // The account's cooldown as /api/status shows it (null: none).
     QJsonValue cooldownShown(const QString &accountId)
     {
@@ -281,13 +303,8 @@ private slots:
         QCOMPARE(client->partial().status, 0); // no answer yet either
         releaseScan();
 
-        const std::optional<RawResponse> r = client->readResponse(10000);
-        QVERIFY(r);
-        QCOMPARE(r->status, 200);
-        QVERIFY(r->body.contains("response.completed"));
-        qint64 forwarded = 0;
-        QCOMPARE(turnsUpstream(&forwarded), upstreamBefore + 1);
-        QCOMPARE(forwarded, body.size());
+        const QString answered = completedWhole(*client, body, upstreamBefore);
+        QVERIFY2(answered.isEmpty(), qPrintable(answered));
         QCOMPARE(turnStagesCount("dispatches_sent_early") - sentEarlyBefore, 1); // the early call went on
         // The scan thread keeps the parser it used for the next large body, and /api/status shows it.
         const QJsonObject scanPool =
@@ -334,17 +351,13 @@ private slots:
         QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 1);
         releaseScan();
 
-        const std::optional<RawResponse> r = client->readResponse(10000);
-        QVERIFY(r);
-        QCOMPARE(r->status, 200);
-        QVERIFY(r->body.contains("response.completed"));
-        qint64 forwarded = 0;
+        QByteArray requestId;
         QString servedBy;
-        QCOMPARE(turnsUpstream(&forwarded, &servedBy), upstreamBefore + 1);
-        QCOMPARE(forwarded, body.size());
+        const QString answered = completedWhole(*client, body, upstreamBefore, &requestId, &servedBy);
+        QVERIFY2(answered.isEmpty(), qPrintable(answered));
         QVERIFY2(servedBy != boundChatgpt, "served by the account whose claim was refused");
         QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 2);
-        const QJsonObject row = m_proxy->waitForRequest(QString::fromLatin1(r->header("x-request-id")));
+        const QJsonObject row = m_proxy->waitForRequest(QString::fromLatin1(requestId));
         QCOMPARE(row.value(QLatin1String("status")).toString(), QStringLiteral("completed"));
         QCOMPARE(row.value(QLatin1String("chatgpt_account_id")).toString(), servedBy);
     }
