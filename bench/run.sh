@@ -224,7 +224,7 @@ url_for() { # TARGET KIND
 proxy_pids() { case "$1" in nginx) nginx_pids ;; switchyard) echo "$SY_PID" ;; *) echo "" ;; esac; }
 RUN=0
 # The stages of TurnStageStats (core/api/TurnStages.h) that the table shows.
-STAGES="request_read request_to_claim claim claim_wait claim_statements claim_commit_and_back claim_to_sent upstream_head head_handling event_to_first_byte added_before_first_byte settle body_scan terminal_to_settle settled_to_answer added_before_answer"
+STAGES="request_read request_to_claim claim claim_wait claim_statements claim_commit_and_back claim_to_sent upstream_head head_handling event_to_first_byte added_before_first_byte settle body_scan body_prepare terminal_to_settle settled_to_answer added_before_answer"
 load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     local scen="$1" target="$2" kind="$3" conc="$4"; shift 4
     RUN=$((RUN + 1))

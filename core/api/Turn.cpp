@@ -81,7 +81,7 @@ void Turn::start()
     m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs, m_request->completedAtUs);
     m_requestBodyBytes = m_request->wireBodyBytes;
     const bool claiming = claimBeforeScan();
-    if (claiming && m_request->body.size() > kClaimSoonMaxBodyBytes) {
+    if (claiming && m_route.route == Route::CodexResponses && m_request->body.size() > kClaimSoonMaxBodyBytes) {
         // A large body goes out while it is scanned (1-2 ms for 10 MiB), as a Codex body that passes the scan is
         // sent: byte for byte. Its last byte waits for the claim, and for the scan, which gives it up if the
         // body is refused or would be changed.

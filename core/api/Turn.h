@@ -64,13 +64,15 @@ private:
 
     // What the body says: `scanned`, the scan thread's result for a Codex body (null: scanned here).
     bool prepare(const std::optional<ResponsesScan> *scanned = nullptr);
+    bool prepareWholeBody(); // prepare() of a body parsed whole (QJsonDocument): translated, sanitized
     // start() after prepare(), or after the scan thread's result came back (onScanned()).
     void continueStart(bool prepared, bool claiming);
     void onScanned(std::optional<ResponsesScan> scan);
     void readSessionKey(const QString &promptCacheKey);
-    // A Codex turn whose session key comes in its headers is routed before its body is scanned, and its slot
-    // claimed: the claim's round trip to the store thread overlaps the scan. Only a claim that can start at once
-    // starts; a refusal or a wait at the gate is decided after the scan. True when a claim is on its way.
+    // A Codex, chat-completions or /v1/responses turn whose session key comes in its headers is routed before its
+    // body is scanned (Codex) or parsed whole (prepareWholeBody()), and its slot claimed: the claim's round trip to
+    // the store thread overlaps that work. Only a claim that can start at once starts; a refusal or a wait at
+    // the gate is decided after it, with the whole request. True when a claim is on its way.
     bool claimBeforeScan();
     // The scan found what the early route did not know (a continuation under an escaped key): its claim, once
     // answered, is given up and the turn routed again.

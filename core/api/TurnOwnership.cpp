@@ -9,6 +9,18 @@
 // compare-and-set, losing it, and the continuity anchor a served response leaves behind.
 namespace sy {
 
+namespace {
+
+// SWITCHYARD_CLAIM_BEFORE_PARSE=0: chat completions and /v1/responses claim only once their body is parsed, as
+// before session 36 (for A/B runs, bench/README.md).
+bool claimBeforeParseWanted()
+{
+    static const bool wanted = qEnvironmentVariable("SWITCHYARD_CLAIM_BEFORE_PARSE") != QLatin1String("0");
+    return wanted;
+}
+
+} // namespace
+
 bool Turn::waitAtGate()
 {
     if (m_state == State::GateWait)
@@ -85,19 +97,28 @@ void Turn::onClaimAnswered(const QString &accountId, const ClaimOutcome &outcome
 
 bool Turn::claimBeforeScan()
 {
-    if (m_route.route != Route::CodexResponses)
+    // Routing reads only the session key and the turn-state header, never the body's model: with a key in the
+    // headers the claim goes out before the body is scanned (Codex) or parsed, translated and sanitized (chat
+    // completions, /v1/responses: 0.2-0.6 ms on the proxy thread for a 40 KiB body), and the store thread
+    // claims meanwhile. A body refused by that work settles (releases) the claim with the turn.
+    if (m_route.route != Route::CodexResponses &&
+        ((m_route.route != Route::V1Responses && m_route.route != Route::V1ChatCompletions) ||
+         !claimBeforeParseWanted()))
         return false;
     readSessionKey(QString());
     // The session key may be the body's prompt_cache_key. A body that names a previous response is routed to
     // its owner after the scan (an escaped key is found only by the scan: see rerouteAfterEarlyClaim()). The
-    // search is about 2 us for a 40 KiB body, but 0.4 ms for 10 MiB, in front of every such turn's claim: a body
-    // above kClaimSoonMaxBodyBytes is not searched, its claim goes out at once, and a continuation that the scan
-    // finds gives it up (Codex sends none over HTTP: docs/PROTOCOL.md).
+    // search is about 2 us for a 40 KiB body, but 0.4 ms for 10 MiB, in front of every such turn's claim: a Codex
+    // body above kClaimSoonMaxBodyBytes is not searched, its claim goes out at once, and a continuation that the
+    // scan finds gives it up (Codex sends none over HTTP: docs/PROTOCOL.md). A /v1/responses body is searched
+    // whatever its size: its clients do continue, and its parse on this thread costs far more than the search.
+    // A chat completion continues nothing.
     const QByteArray &body = m_request->body;
     if (m_sessionKey.isEmpty())
         return false;
-    if (body.size() <= kClaimSoonMaxBodyBytes &&
-        memmem(body.constData(), size_t(body.size()), "previous_response_id", 20) != nullptr)
+    const bool searched = m_route.route == Route::V1Responses ||
+                          (m_route.route == Route::CodexResponses && body.size() <= kClaimSoonMaxBodyBytes);
+    if (searched && memmem(body.constData(), size_t(body.size()), "previous_response_id", 20) != nullptr)
         return false;
     m_state = State::Routing;
     if (!m_turnState.isEmpty())

@@ -25,6 +25,15 @@ bool Turn::prepare(const std::optional<ResponsesScan> *scanned)
             return true;
         }
     }
+    const qint64 startedUs = m_marks.now();
+    const bool whileClaiming = m_state == State::Claiming;
+    const bool prepared = prepareWholeBody();
+    m_marks.bodyPrepared(startedUs, whileClaiming);
+    return prepared;
+}
+
+bool Turn::prepareWholeBody()
+{
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(m_request->body, &pe);
     if (pe.error != QJsonParseError::NoError || !doc.isObject()) {

@@ -33,6 +33,8 @@ const char *TurnStageStats::name(Stage stage)
         return "settle";
     case BodyScan:
         return "body_scan";
+    case BodyPrepare:
+        return "body_prepare";
     case TerminalToSettle:
         return "terminal_to_settle";
     case SettledToAnswer:
@@ -56,7 +58,8 @@ QJsonObject TurnStageStats::toJson() const
             {QStringLiteral("dispatches_prepared"), m_dispatchesPrepared},
             {QStringLiteral("dispatches_sent_early"), m_dispatchesSentEarly},
             {QStringLiteral("early_sends"), m_earlySends},
-            {QStringLiteral("scans_elsewhere"), m_scansElsewhere}};
+            {QStringLiteral("scans_elsewhere"), m_scansElsewhere},
+            {QStringLiteral("prepared_while_claiming"), m_preparedWhileClaiming}};
 }
 
 void TurnStageMarks::begin(const Clock *clock, TurnStageStats *stats, qint64 requestReceivedUs,
@@ -119,6 +122,15 @@ void TurnStageMarks::scanAnswered()
 {
     if (m_stats && m_scanSubmitted)
         m_stats->record(TurnStageStats::BodyScan, now() - m_scanSubmitted);
+}
+
+void TurnStageMarks::bodyPrepared(qint64 startedUs, bool whileClaiming)
+{
+    if (!m_stats)
+        return;
+    m_stats->record(TurnStageStats::BodyPrepare, now() - startedUs);
+    if (whileClaiming)
+        m_stats->countPreparedWhileClaiming();
 }
 
 void TurnStageMarks::requestSent()

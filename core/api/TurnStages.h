@@ -30,11 +30,13 @@ public:
     enum Stage
     {
         RequestRead,          // the request's first byte parsed -> the request complete (the rest of its body)
-        RequestToClaim,       // request complete -> claim submitted (front door, API key, parse, translate, route)
+        RequestToClaim,       // request complete -> claim submitted (front door, API key, parse, translate, route;
+                              // a turn keyed by its headers claims before its scan or parse: not in it then)
         Claim,                // claim submitted -> its outcome back on the proxy thread (store round trip), in parts:
         ClaimWait,            //   submitted -> its statements begin (waking the store thread, jobs ahead of it)
         ClaimStatements,      //   its statements on the store thread
-        ClaimCommitAndBack,   //   statements done -> outcome on the proxy thread (rest of its group, COMMIT, wake-up)
+        ClaimCommitAndBack,   //   statements done -> outcome on the proxy thread (rest of its group, COMMIT, wake-up;
+                              //   a claim sent before its body_prepare also waits here for that to end)
         ClaimToSent,          // claim won -> request handed to the upstream socket
         UpstreamHead,         // request sent -> upstream response head: the upstream's own time, not ours
         HeadHandling,         // the head's handling on the proxy thread (usage headers, bindings)
@@ -45,6 +47,9 @@ public:
         Settle,               // settlement submitted -> committed and back (store round trip)
         BodyScan,             // a large body's scan on the scan thread: submitted -> its result on the proxy
                               // thread (it overlaps claim; what it adds is in claim_to_sent)
+        BodyPrepare,          // a body parsed whole on the proxy thread (chat completions, /v1/responses, a Codex
+                              // body the sanitizer changes), refused or not: parse, translation, sanitising,
+                              // serialising. In request_to_claim, or inside claim when the claim went out first
         TerminalToSettle,     // non-streaming: the upstream's terminal event -> its settlement submitted
         SettledToAnswer,      // non-streaming: settled -> the whole answer (built now) handed to the connection
         AddedBeforeAnswer,    // non-streaming: the seven of ours in front of the answer (above), per turn
@@ -65,6 +70,8 @@ public:
     void countEarlySend() { ++m_earlySends; }
     // A body scanned on the scan thread (RequestScanThread).
     void countScanElsewhere() { ++m_scansElsewhere; }
+    // A body parsed whole while its turn's claim was on its way (Turn::claimBeforeScan()).
+    void countPreparedWhileClaiming() { ++m_preparedWhileClaiming; }
     const LatencyHistogram &stage(Stage stage) const { return m_stages[size_t(stage)]; }
     static const char *name(Stage stage);
 
@@ -77,6 +84,7 @@ private:
     qint64 m_dispatchesSentEarly = 0;
     qint64 m_earlySends = 0;
     qint64 m_scansElsewhere = 0;
+    qint64 m_preparedWhileClaiming = 0;
 };
 
 // One turn's marks (Clock::monotonicUs, 0 = not reached), recorded into TurnStageStats as stages complete.
@@ -100,6 +108,9 @@ public:
     // A body's scan went to the scan thread, and its result came back.
     void scanSubmitted();
     void scanAnswered();
+    // A body parsed whole on the proxy thread since `startedUs` (now()); `whileClaiming`: its claim was out.
+    void bodyPrepared(qint64 startedUs, bool whileClaiming);
+    qint64 now() const;
     void requestSent();
     void upstreamHead();
     void upstreamHeadHandled();
@@ -114,7 +125,6 @@ public:
     void settled();
 
 private:
-    qint64 now() const;
     // Records request_read, request_to_claim and claim_to_sent of a clean turn; returns their sum with its claim.
     qint64 recordStagesToTheSend();
 

@@ -10,6 +10,7 @@
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
 #include "lib/RawHttpClient.h"
+#include "lib/TestFiles.h"
 #include "util/LatencyHistogram.h"
 
 #include <QElapsedTimer>
@@ -223,6 +224,131 @@ private slots:
                                        .arg(count(after, "added_before_answer"))
                                        .toUtf8()),
                  text.out.constData());
+    }
+
+    // Routing reads no body: a chat turn with a session key in its headers claims its slot before its body is
+    // parsed and translated, which the store thread's claim overlaps (prepared_while_claiming; red when the claim
+    // waits for the translation); without a key the body (whose prompt_cache_key may be the key) goes first. The
+    // translated request is what reaches the upstream either way. A body the translation refuses gets its 400,
+    // and the claim sent ahead of it is settled and released exactly once.
+    void aChatTurnWithASessionKeyClaimsWhileItsBodyIsTranslated()
+    {
+        const auto turnStages = [this] { return status().value(QLatin1String("turn_stages")).toObject(); };
+        const auto whileClaiming = [](const QJsonObject &t) {
+            return t.value(QLatin1String("prepared_while_claiming")).toInteger(-1);
+        };
+        const auto prepared = [](const QJsonObject &t) {
+            return count(t.value(QLatin1String("stages")).toObject(), "body_prepare");
+        };
+        const QUrl url(m_proxy.url(QStringLiteral("/v1/chat/completions")));
+        const HttpHeaderList plain{{"content-type", "application/json"}, {"authorization", "Bearer k"}};
+        HttpHeaderList keyed = plain;
+        keyed.append({QByteArrayLiteral("session-id"), QByteArrayLiteral("stages-chat-session")});
+
+        QJsonObject before = turnStages();
+        HttpResult r = httpRequest("POST", url, keyed, chatBody(QStringLiteral("ECHO: claimed early")));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("claimed early"), r.body.constData());
+        QJsonObject after = turnStages();
+        QCOMPARE(prepared(after), prepared(before) + 1);
+        QCOMPARE(whileClaiming(after), whileClaiming(before) + 1);
+        // What went upstream is the translation, not the chat body.
+        QJsonArray log = m_fake.log();
+        QCOMPARE(log.size(), 1);
+        const QJsonObject sent = log.first().toObject().value(QLatin1String("body")).toObject();
+        QVERIFY(sent.value(QLatin1String("input")).isArray());
+        QVERIFY(!sent.contains(QLatin1String("messages")));
+
+        before = after;
+        r = httpRequest("POST", url, plain, chatBody(QStringLiteral("ECHO: parsed first")));
+        QCOMPARE(r.status, 200);
+        after = turnStages();
+        QCOMPARE(prepared(after), prepared(before) + 1);
+        QCOMPARE(whileClaiming(after), whileClaiming(before));
+
+        // Refused by the translation after its claim went out: a 400, no upstream request, and its one claim
+        // released with one settlement.
+        r = httpRequest("POST", url, keyed, QByteArrayLiteral(R"({"model":"gpt-5","messages":[{"role":"oracle"}]})"));
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json().value(QLatin1String("error")).toObject().value(QLatin1String("code")).toString(),
+                 QStringLiteral("invalid_request"));
+        const QString requestId = QString::fromLatin1(r.header("x-request-id"));
+        QVERIFY(!requestId.isEmpty());
+        QCOMPARE(m_fake.log(true).size(), 2);
+        QCOMPARE(whileClaiming(turnStages()), whileClaiming(after) + 1);
+        const QJsonObject row = m_proxy.waitForRequest(requestId);
+        QCOMPARE(row.value(QLatin1String("status")).toString(), QStringLiteral("rejected"));
+        QString error;
+        const QStringList claims = readSqliteColumn(
+            m_proxy.dataDir() + QStringLiteral("/switchyard.sqlite"),
+            QStringLiteral("SELECT (released_at_ms IS NOT NULL) || ':' || settlements FROM slot_claims "
+                           "WHERE request_id = '%1'")
+                .arg(requestId),
+            &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(claims, QStringList{QStringLiteral("1:1")});
+        const auto inFlight = [this] {
+            int held = 0;
+            for (const QJsonValue &a : status().value(QLatin1String("accounts")).toArray())
+                held += a.toObject().value(QLatin1String("in_flight")).toInt(-100);
+            return held;
+        };
+        QTRY_COMPARE(inFlight(), 0);
+    }
+
+    // Above 1 MiB the Codex rules stay Codex's. A keyed chat body is not sent early untranslated nor handed to the
+    // scan thread (red when Turn::start() sends and scans it as a Codex body: one more early send and a scan);
+    // its translation goes early instead, as any body of 256 KiB or more. A keyed /v1/responses continuation is
+    // searched whatever its size, so it claims once its owner is known, not before its parse (red when its
+    // claim goes out first: prepared_while_claiming moves), and is served by its owner.
+    void largeKeyedBodiesKeepTheirOwnRoutes()
+    {
+        const auto turnStages = [this] { return status().value(QLatin1String("turn_stages")).toObject(); };
+        const auto figure = [](const QJsonObject &t, const char *name) {
+            return t.value(QLatin1String(name)).toInteger(-1);
+        };
+        const auto keyed = [](const QByteArray &key) {
+            return HttpHeaderList{{QByteArrayLiteral("content-type"), QByteArrayLiteral("application/json")},
+                                  {QByteArrayLiteral("authorization"), QByteArrayLiteral("Bearer k")},
+                                  {QByteArrayLiteral("session-id"), key}};
+        };
+        const QString padding(1536 * 1024, QLatin1Char('x'));
+
+        QJsonObject before = turnStages();
+        HttpResult r = httpRequest("POST", QUrl(m_proxy.url(QStringLiteral("/v1/chat/completions"))),
+                                   keyed("large-chat"), chatBody(QStringLiteral("large chat ") + padding));
+        QVERIFY2(r.status == 200, r.body.left(400).constData());
+        QJsonObject after = turnStages();
+        QCOMPARE(figure(after, "scans_elsewhere"), figure(before, "scans_elsewhere"));
+        QCOMPARE(figure(after, "early_sends"), figure(before, "early_sends") + 1);
+        QCOMPARE(figure(after, "prepared_while_claiming"), figure(before, "prepared_while_claiming") + 1);
+        QJsonArray log = m_fake.log();
+        QCOMPARE(log.size(), 1);
+        QVERIFY(log.first().toObject().value(QLatin1String("body")).toObject().value(QLatin1String("input")).isArray());
+
+        const QUrl responses(m_proxy.url(QStringLiteral("/v1/responses")));
+        const auto v1Body = [](const QString &input, const QString &previous) {
+            QJsonObject body{{QStringLiteral("model"), QStringLiteral("gpt-5")}, {QStringLiteral("input"), input}};
+            if (!previous.isEmpty())
+                body.insert(QStringLiteral("previous_response_id"), previous);
+            return QJsonDocument(body).toJson(QJsonDocument::Compact);
+        };
+        r = httpRequest("POST", responses, keyed("responses-first"), v1Body(QStringLiteral("ECHO: first"), {}));
+        QVERIFY2(r.status == 200, r.body.left(400).constData());
+        const QByteArray owner = r.header("x-switchyard-account");
+        const QString anchor = r.json().value(QLatin1String("id")).toString();
+        QVERIFY(!owner.isEmpty());
+        QVERIFY(anchor.startsWith(QLatin1String("resp_")));
+        before = turnStages();
+        // An anchor belongs to its session: the continuation comes under the same key.
+        r = httpRequest("POST", responses, keyed("responses-first"),
+                        v1Body(QStringLiteral("continued ") + padding, anchor));
+        QVERIFY2(r.status == 200, r.body.left(400).constData());
+        QCOMPARE(r.header("x-switchyard-account"), owner);
+        after = turnStages();
+        QCOMPARE(figure(after, "prepared_while_claiming"), figure(before, "prepared_while_claiming"));
+        QCOMPARE(count(after.value(QLatin1String("stages")).toObject(), "body_prepare"),
+                 count(before.value(QLatin1String("stages")).toObject(), "body_prepare") + 1);
     }
 };
 

@@ -198,7 +198,9 @@ private slots:
         const qint64 received = clock.monotonicUs();
         clock.advance(3);
         marks.begin(&clock, &stats, received, clock.monotonicUs());
+        const qint64 parseStart = marks.now();
         clock.advance(2); // the chat translation
+        marks.bodyPrepared(parseStart, false);
         marks.claimSubmitted();
         const qint64 storeStart = clock.monotonicUs() + 1000;
         clock.advance(4);
@@ -238,8 +240,19 @@ private slots:
         QCOMPARE(stats.stage(TurnStageStats::AddedBeforeFirstByte).count(), quint64(0)); // streamed turns only
         QCOMPARE(stats.stage(TurnStageStats::EventToFirstByte).count(), quint64(0));
         const QJsonObject stages = stats.toJson().value(QLatin1String("stages")).toObject();
-        for (const char *name : {"terminal_to_settle", "settled_to_answer", "added_before_answer"})
+        for (const char *name : {"terminal_to_settle", "settled_to_answer", "added_before_answer", "body_prepare"})
             QCOMPARE(stages.value(QLatin1String(name)).toObject().value(QLatin1String("count")).toInteger(), 1);
+        QCOMPARE(ms(TurnStageStats::BodyPrepare), 2); // inside request_to_claim here
+        QCOMPARE(stats.toJson().value(QLatin1String("prepared_while_claiming")).toInteger(-1), 0);
+        // A body parsed after its claim went out (Turn::claimBeforeScan()) is counted as such.
+        TurnStageMarks early;
+        early.begin(&clock, &stats, clock.monotonicUs(), clock.monotonicUs());
+        early.claimSubmitted();
+        const qint64 earlyParse = early.now();
+        clock.advance(3);
+        early.bodyPrepared(earlyParse, true);
+        QCOMPARE(stats.stage(TurnStageStats::BodyPrepare).count(), quint64(2));
+        QCOMPARE(stats.toJson().value(QLatin1String("prepared_while_claiming")).toInteger(-1), 1);
     }
 
     // A turn that waited at the gate, failed over or claimed twice has no clean "added" figure: only the
