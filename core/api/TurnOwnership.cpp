@@ -220,7 +220,9 @@ void Turn::onOwnerLost(const QString &requestId)
 
 void Turn::rememberAnchor()
 {
-    if (!m_sink || m_sink->responseId().isEmpty())
+    // Nothing can continue a chat completion: its client sees a chatcmpl- id of the proxy's own, never the
+    // upstream's response id, and its request went with store:false. No anchor, so its settlement writes none.
+    if (!m_sink || m_sink->responseId().isEmpty() || m_route.route == Route::V1ChatCompletions)
         return;
     AnchorRecord a;
     a.responseId = m_sink->responseId();

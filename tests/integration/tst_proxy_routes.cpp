@@ -2,6 +2,7 @@
 #include "lib/FakeUpstreamProcess.h"
 #include "lib/HttpTestClient.h"
 #include "lib/ProxyProcess.h"
+#include "lib/TestFiles.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -182,6 +183,63 @@ private slots:
                  seen.value(QLatin1String("body_size")).toInteger());
         QCOMPARE(m_proxy.waitForRequest(QString::fromLatin1(requestId)).value(QLatin1String("status")).toString(),
                  QStringLiteral("completed"));
+    }
+
+    // A chat completion's client sees a chatcmpl- id of the proxy's own, never the upstream's response id, and its
+    // request goes with store:false: nothing can continue it, so its settlement writes no response anchor (red
+    // when it does). A /v1/responses turn of the same kind leaves its anchor, under its session.
+    void aChatCompletionLeavesNoAnchor()
+    {
+        const auto keyed = [](const QByteArray &key) {
+            return HttpHeaderList{
+                {"content-type", "application/json"}, {"authorization", "Bearer k"}, {"session-id", key}};
+        };
+        const QByteArray stamp = QByteArray::number(QDateTime::currentMSecsSinceEpoch());
+        const QJsonArray messages{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                              {QStringLiteral("content"), QStringLiteral("ECHO: no anchor")}}};
+        const QUrl chat(m_proxy.url(QStringLiteral("/v1/chat/completions")));
+        QStringList chatIds;
+        for (const bool stream : {false, true}) {
+            const QJsonObject req{{QStringLiteral("model"), QStringLiteral("gpt-5")},
+                                  {QStringLiteral("messages"), messages},
+                                  {QStringLiteral("stream"), stream}};
+            const QByteArray key = "chat-" + QByteArray::number(int(stream)) + "-" + stamp;
+            if (stream) {
+                const SseResult r = sseRequest("POST", chat, keyed(key), body(req));
+                QCOMPARE(r.status, 200);
+                QVERIFY(r.events.size() > 1);
+                chatIds.append(
+                    QJsonDocument::fromJson(r.events.constFirst().data).object().value(QLatin1String("id")).toString());
+            } else {
+                const HttpResult r = httpRequest("POST", chat, keyed(key), body(req));
+                QCOMPARE(r.status, 200);
+                chatIds.append(r.json().value(QLatin1String("id")).toString());
+            }
+        }
+        for (const QString &id : chatIds)
+            QVERIFY2(id.startsWith(QLatin1String("chatcmpl-")), qPrintable(id));
+        const QJsonObject v1{{QStringLiteral("model"), QStringLiteral("gpt-5")},
+                             {QStringLiteral("input"), QStringLiteral("ECHO: anchored")}};
+        const HttpResult r =
+            httpRequest("POST", QUrl(m_proxy.url(QStringLiteral("/v1/responses"))), keyed("v1-" + stamp), body(v1));
+        QCOMPARE(r.status, 200);
+        const QString responseId = r.json().value(QLatin1String("id")).toString();
+        QVERIFY(responseId.startsWith(QLatin1String("resp_")));
+        QCOMPARE(m_proxy.waitForRequest(QString::fromLatin1(r.header("x-request-id")))
+                     .value(QLatin1String("status"))
+                     .toString(),
+                 QStringLiteral("completed"));
+
+        QString error;
+        const QStringList anchored = readSqliteColumn(
+            m_proxy.dataDir() + QStringLiteral("/switchyard.sqlite"),
+            QStringLiteral(
+                "SELECT session_key || ' ' || response_id FROM response_anchors WHERE session_key LIKE '%-%1' "
+                "ORDER BY session_key")
+                .arg(QString::fromLatin1(stamp)),
+            &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(anchored, QStringList{QStringLiteral("v1-%1 %2").arg(QString::fromLatin1(stamp), responseId)});
     }
 };
 
