@@ -440,10 +440,16 @@ void Turn::onEvent(const SseEvent &event)
                                           QStringLiteral("The upstream failed the response (%1).").arg(m_errorCode));
             } else {
                 applyResponseHeaders();
-                m_response->sendFull(200, m_sink->contentType(), m_sink->fullBody());
+                const QByteArray answer =
+                    m_answer.isNull() ? m_sink->fullBody() : std::exchange(m_answer, QByteArray());
+                m_response->sendFull(200, m_sink->contentType(), answer);
                 m_marks.answerToNonStreamingClient();
             }
         });
+        // A non-streaming client's answer is built while the store thread commits the settlement it waits for.
+        if (m_state == State::Settling && !m_sink->streaming() && m_response && !m_response->isCommitted() &&
+            m_sink->terminalStatus() != QLatin1String("failed"))
+            m_answer = m_sink->fullBody();
         return;
     }
     if (!bytes.isEmpty()) {

@@ -215,6 +215,7 @@ private:
     QByteArray m_upstreamRequestId;
     bool m_forwardedEvent = false; // an upstream event reached the client: no more failover
     bool m_sawTerminal = false;
+    QByteArray m_answer; // a non-streaming client's answer, built while its settlement commits
     QList<TurnAttempt> m_attempts;
     std::unique_ptr<EgressRequest> m_egress; // this request's egress budgets and blocked_by reasons
     std::optional<QString> m_attemptEgress;  // egress proxy of the current attempt (from its call)

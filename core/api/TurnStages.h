@@ -51,7 +51,8 @@ public:
                               // body the sanitizer changes), refused or not: parse, translation, sanitising,
                               // serialising. In request_to_claim, or inside claim when the claim went out first
         TerminalToSettle,     // non-streaming: the upstream's terminal event -> its settlement submitted
-        SettledToAnswer,      // non-streaming: settled -> the whole answer (built now) handed to the connection
+        SettledToAnswer,      // non-streaming: settled -> the whole answer handed to the connection (built while the
+                              // settlement committed, since session 36)
         AddedBeforeAnswer,    // non-streaming: the seven of ours in front of the answer (above), per turn
         StageCount
     };
