@@ -38,6 +38,16 @@ QByteArray chatBody(const QString &text)
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
+// A JSON request's headers, with a session key when `sessionKey` is not empty.
+HttpHeaderList jsonHeaders(const QByteArray &sessionKey = {})
+{
+    HttpHeaderList h{{QByteArrayLiteral("content-type"), QByteArrayLiteral("application/json")},
+                     {QByteArrayLiteral("authorization"), QByteArrayLiteral("Bearer k")}};
+    if (!sessionKey.isEmpty())
+        h.append({QByteArrayLiteral("session-id"), sessionKey});
+    return h;
+}
+
 // A stage's lower and upper bound for the one value a turn added to it: [lower, upper) of its bucket.
 using Bounds = QPair<qint64, qint64>;
 
@@ -51,6 +61,8 @@ class TestTurnStagesProxy : public QObject
     ProxyProcess m_proxy;
 
     QJsonObject status() { return httpRequest("GET", QUrl(m_proxy.url(QStringLiteral("/api/status")))).json(); }
+
+    QJsonObject turnStages() { return status().value(QLatin1String("turn_stages")).toObject(); }
 
     QJsonObject stages()
     {
@@ -188,8 +200,7 @@ private slots:
         QElapsedTimer client;
         client.start();
         const HttpResult r = httpRequest("POST", QUrl(m_proxy.url(QStringLiteral("/v1/chat/completions"))),
-                                         {{"content-type", "application/json"}, {"authorization", "Bearer k"}},
-                                         chatBody(QStringLiteral("ECHO: one two three")));
+                                         jsonHeaders(), chatBody(QStringLiteral("ECHO: one two three")));
         const qint64 clientUs = client.nsecsElapsed() / 1000; // the client's whole wait: its first byte is the answer
         QCOMPARE(r.status, 200);
         QCOMPARE(r.json().value(QLatin1String("object")).toString(), QStringLiteral("chat.completion"));
@@ -233,7 +244,6 @@ private slots:
     // and the claim sent ahead of it is settled and released exactly once.
     void aChatTurnWithASessionKeyClaimsWhileItsBodyIsTranslated()
     {
-        const auto turnStages = [this] { return status().value(QLatin1String("turn_stages")).toObject(); };
         const auto whileClaiming = [](const QJsonObject &t) {
             return t.value(QLatin1String("prepared_while_claiming")).toInteger(-1);
         };
@@ -241,9 +251,8 @@ private slots:
             return count(t.value(QLatin1String("stages")).toObject(), "body_prepare");
         };
         const QUrl url(m_proxy.url(QStringLiteral("/v1/chat/completions")));
-        const HttpHeaderList plain{{"content-type", "application/json"}, {"authorization", "Bearer k"}};
-        HttpHeaderList keyed = plain;
-        keyed.append({QByteArrayLiteral("session-id"), QByteArrayLiteral("stages-chat-session")});
+        const HttpHeaderList plain = jsonHeaders();
+        const HttpHeaderList keyed = jsonHeaders("stages-chat-session");
 
         QJsonObject before = turnStages();
         HttpResult r = httpRequest("POST", url, keyed, chatBody(QStringLiteral("ECHO: claimed early")));
@@ -303,20 +312,14 @@ private slots:
     // claim goes out first: prepared_while_claiming moves), and is served by its owner.
     void largeKeyedBodiesKeepTheirOwnRoutes()
     {
-        const auto turnStages = [this] { return status().value(QLatin1String("turn_stages")).toObject(); };
         const auto figure = [](const QJsonObject &t, const char *name) {
             return t.value(QLatin1String(name)).toInteger(-1);
-        };
-        const auto keyed = [](const QByteArray &key) {
-            return HttpHeaderList{{QByteArrayLiteral("content-type"), QByteArrayLiteral("application/json")},
-                                  {QByteArrayLiteral("authorization"), QByteArrayLiteral("Bearer k")},
-                                  {QByteArrayLiteral("session-id"), key}};
         };
         const QString padding(1536 * 1024, QLatin1Char('x'));
 
         QJsonObject before = turnStages();
         HttpResult r = httpRequest("POST", QUrl(m_proxy.url(QStringLiteral("/v1/chat/completions"))),
-                                   keyed("large-chat"), chatBody(QStringLiteral("large chat ") + padding));
+                                   jsonHeaders("large-chat"), chatBody(QStringLiteral("large chat ") + padding));
         QVERIFY2(r.status == 200, r.body.left(400).constData());
         QJsonObject after = turnStages();
         QCOMPARE(figure(after, "scans_elsewhere"), figure(before, "scans_elsewhere"));
@@ -333,7 +336,7 @@ private slots:
                 body.insert(QStringLiteral("previous_response_id"), previous);
             return QJsonDocument(body).toJson(QJsonDocument::Compact);
         };
-        r = httpRequest("POST", responses, keyed("responses-first"), v1Body(QStringLiteral("ECHO: first"), {}));
+        r = httpRequest("POST", responses, jsonHeaders("responses-first"), v1Body(QStringLiteral("ECHO: first"), {}));
         QVERIFY2(r.status == 200, r.body.left(400).constData());
         const QByteArray owner = r.header("x-switchyard-account");
         const QString anchor = r.json().value(QLatin1String("id")).toString();
@@ -341,7 +344,7 @@ private slots:
         QVERIFY(anchor.startsWith(QLatin1String("resp_")));
         before = turnStages();
         // An anchor belongs to its session: the continuation comes under the same key.
-        r = httpRequest("POST", responses, keyed("responses-first"),
+        r = httpRequest("POST", responses, jsonHeaders("responses-first"),
                         v1Body(QStringLiteral("continued ") + padding, anchor));
         QVERIFY2(r.status == 200, r.body.left(400).constData());
         QCOMPARE(r.header("x-switchyard-account"), owner);
