@@ -101,9 +101,8 @@ bool Turn::claimBeforeScan()
     // headers the claim goes out before the body is scanned (Codex) or parsed, translated and sanitized (chat
     // completions, /v1/responses: 0.2-0.6 ms on the proxy thread for a 40 KiB body), and the store thread
     // claims meanwhile. A body refused by that work settles (releases) the claim with the turn.
-    if (m_route.route != Route::CodexResponses &&
-        ((m_route.route != Route::V1Responses && m_route.route != Route::V1ChatCompletions) ||
-         !claimBeforeParseWanted()))
+    const bool parsedWhole = m_route.route == Route::V1Responses || m_route.route == Route::V1ChatCompletions;
+    if (m_route.route != Route::CodexResponses && !(parsedWhole && claimBeforeParseWanted()))
         return false;
     readSessionKey(QString());
     // The session key may be the body's prompt_cache_key. A body that names a previous response is routed to
