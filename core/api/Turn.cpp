@@ -441,7 +441,7 @@ void Turn::onEvent(const SseEvent &event)
             } else {
                 applyResponseHeaders();
                 const QByteArray answer =
-                    m_answer.isNull() ? m_sink->fullBody() : std::exchange(m_answer, QByteArray());
+                    m_answer.isNull() ? m_sink->takeFullBody() : std::exchange(m_answer, QByteArray());
                 m_response->sendFull(200, m_sink->contentType(), answer);
                 m_marks.answerToNonStreamingClient();
             }
@@ -449,7 +449,7 @@ void Turn::onEvent(const SseEvent &event)
         // A non-streaming client's answer is built while the store thread commits the settlement it waits for.
         if (m_state == State::Settling && !m_sink->streaming() && m_response && !m_response->isCommitted() &&
             m_sink->terminalStatus() != QLatin1String("failed"))
-            m_answer = m_sink->fullBody();
+            m_answer = m_sink->takeFullBody();
         return;
     }
     if (!bytes.isEmpty()) {

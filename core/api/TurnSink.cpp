@@ -73,6 +73,12 @@ public:
     QString terminalStatus() const override { return m_acc.status(); }
     QString responseId() const override { return m_acc.responseId(); }
     bool needsEventData(const QByteArray &type) const override { return m_acc.usesData(type); }
+    QByteArray takeFullBody() override
+    {
+        QByteArray body = fullBody();
+        m_acc.dropAllButSummary();
+        return body;
+    }
 
 protected:
     void track(const QByteArray &type, const QJsonObject &data) { m_acc.onEvent(type, data); }

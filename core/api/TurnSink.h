@@ -37,6 +37,9 @@ public:
     virtual QByteArray failureFrames(const QString &code, const QString &message) = 0;
     // Non-streaming sinks: the whole answer body once the turn ended normally.
     virtual QByteArray fullBody() const { return {}; }
+    // fullBody(), after which the sink keeps only what usage(), terminalStatus() and responseId() need: the
+    // answer is not held twice (as bytes and as the response it was built from) while the settlement commits.
+    virtual QByteArray takeFullBody() { return fullBody(); }
     virtual TokenUsage usage() const = 0;
     // The final status seen: "completed", "incomplete", "failed", or "" before any terminal event.
     virtual QString terminalStatus() const = 0;

@@ -1,6 +1,7 @@
 // Response-side translations: TokenUsage from a Responses object, the non-streaming chat.completion, and the
 // ResponseAccumulator that turns an upstream stream into the final response for non-streaming clients.
 
+#include "api/TurnSink.h"
 #include "api/translate/ChatCompletionFromResponse.h"
 #include "api/translate/ResponseAccumulator.h"
 #include "api/translate/TokenUsage.h"
@@ -94,6 +95,9 @@ private slots:
     void accumulatorSummaryKeepsOnlyWhatTheLogNeeds();
     void accumulatorSkippedDataChangesNothing_data();
     void accumulatorSkippedDataChangesNothing();
+    // TurnSink
+    void nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTaken_data();
+    void nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTaken();
 };
 
 void TestTranslateResponse::usageFull()
@@ -555,6 +559,46 @@ void TestTranslateResponse::accumulatorSkippedDataChangesNothing()
         QCOMPARE(skipping.responseId(), all.responseId());
         QCOMPARE(skipping.usage().total, all.usage().total);
     }
+}
+
+void TestTranslateResponse::nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTaken_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::newRow("responses") << int(sy::SinkKind::ResponsesJson);
+    QTest::newRow("chat") << int(sy::SinkKind::ChatJson);
+}
+
+void TestTranslateResponse::nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTaken()
+{
+    // A non-streaming answer is built while its turn's settlement commits (Turn::onEvent): from then on the sink
+    // must not hold the response it was built from as well, only what the settlement and the log read.
+    QFETCH(int, kind);
+    const std::unique_ptr<sy::TurnSink> sink = sy::makeTurnSink(sy::SinkKind(kind), sy::ChatSinkOptions{u"gpt-5"_s});
+    const QString text(50000, QLatin1Char('t'));
+    const QJsonObject created{{u"id"_s, u"resp_big"_s}, {u"status"_s, u"in_progress"_s}, {u"output"_s, QJsonArray()}};
+    sink->onEvent("response.created", {}, terminalEvent("response.created", created));
+    const QJsonObject item = messageItem("msg_1", text.toLatin1().constData());
+    sink->onEvent("response.output_item.done", {}, itemDone(0, item));
+    QJsonObject completed = created;
+    completed.insert(u"status"_s, u"completed"_s);
+    completed.insert(u"output"_s, QJsonArray{item});
+    completed.insert(u"usage"_s,
+                     QJsonObject{{u"input_tokens"_s, 10}, {u"output_tokens"_s, 3}, {u"total_tokens"_s, 13}});
+    sink->onEvent("response.completed", {}, terminalEvent("response.completed", completed));
+
+    const QByteArray built = sink->fullBody();
+    QVERIFY(built.contains(text.toLatin1()));
+    const QByteArray taken = sink->takeFullBody();
+    QVERIFY(taken.contains(text.toLatin1()));
+    QCOMPARE(taken.size(), built.size()); // the same answer (a chat id is made anew each time: compare sizes)
+    // What stays: the summary, whole.
+    QCOMPARE(sink->terminalStatus(), u"completed"_s);
+    QCOMPARE(sink->responseId(), u"resp_big"_s);
+    QCOMPARE(sink->usage().total, Opt(13));
+    // What goes: the output. Built again now, the answer has none of it.
+    const QByteArray after = sink->fullBody();
+    QVERIFY2(!after.contains(text.toLatin1()), after.left(200).constData());
+    QVERIFY2(after.size() < 1000, QByteArray::number(after.size()).constData());
 }
 
 QTEST_GUILESS_MAIN(TestTranslateResponse)

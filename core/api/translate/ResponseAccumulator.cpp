@@ -59,6 +59,13 @@ bool ResponseAccumulator::usesData(const QByteArray &type) const
            type == "response.failed" || type == "error" || (!m_summaryOnly && type == "response.output_item.done");
 }
 
+void ResponseAccumulator::dropAllButSummary()
+{
+    m_summaryOnly = true;
+    m_response = kept(m_response);
+    m_doneItems.clear();
+}
+
 QJsonObject ResponseAccumulator::kept(const QJsonObject &response) const
 {
     if (!m_summaryOnly)

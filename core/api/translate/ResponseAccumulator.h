@@ -22,6 +22,10 @@ public:
     // Summary only: keep the response's id, status, usage and error, never its output or echoed request
     // fields. For sinks that pass the stream through and need the accumulator only for the request log.
     void setSummaryOnly(bool summaryOnly) { m_summaryOnly = summaryOnly; }
+    // From now on summary only, and what was kept beyond the summary (the output, its finished items, the
+    // echoed request) is dropped: for a non-streaming answer built already, whose turn still needs the usage,
+    // status and id while its settlement commits.
+    void dropAllButSummary();
 
     // `type` is the SSE event name; when empty, data["type"] is used.
     void onEvent(const QByteArray &type, const QJsonObject &data);
