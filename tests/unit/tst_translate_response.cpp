@@ -564,8 +564,11 @@ void TestTranslateResponse::accumulatorSkippedDataChangesNothing()
 void TestTranslateResponse::nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTaken_data()
 {
     QTest::addColumn<int>("kind");
-    QTest::newRow("responses") << int(sy::SinkKind::ResponsesJson);
-    QTest::newRow("chat") << int(sy::SinkKind::ChatJson);
+    QTest::addColumn<QString>("status");
+    QTest::newRow("responses") << int(sy::SinkKind::ResponsesJson) << u"completed"_s;
+    QTest::newRow("chat") << int(sy::SinkKind::ChatJson) << u"completed"_s;
+    QTest::newRow("responses incomplete") << int(sy::SinkKind::ResponsesJson) << u"incomplete"_s;
+    QTest::newRow("chat incomplete") << int(sy::SinkKind::ChatJson) << u"incomplete"_s;
 }
 
 void TestTranslateResponse::nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTaken()
@@ -573,6 +576,7 @@ void TestTranslateResponse::nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTa
     // A non-streaming answer is built while its turn's settlement commits (Turn::onEvent): from then on the sink
     // must not hold the response it was built from as well, only what the settlement and the log read.
     QFETCH(int, kind);
+    QFETCH(QString, status);
     const std::unique_ptr<sy::TurnSink> sink = sy::makeTurnSink(sy::SinkKind(kind), sy::ChatSinkOptions{u"gpt-5"_s});
     const QString text(50000, QLatin1Char('t'));
     const QJsonObject created{{u"id"_s, u"resp_big"_s}, {u"status"_s, u"in_progress"_s}, {u"output"_s, QJsonArray()}};
@@ -580,11 +584,14 @@ void TestTranslateResponse::nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTa
     const QJsonObject item = messageItem("msg_1", text.toLatin1().constData());
     sink->onEvent("response.output_item.done", {}, itemDone(0, item));
     QJsonObject completed = created;
-    completed.insert(u"status"_s, u"completed"_s);
+    completed.insert(u"status"_s, status);
     completed.insert(u"output"_s, QJsonArray{item});
     completed.insert(u"usage"_s,
                      QJsonObject{{u"input_tokens"_s, 10}, {u"output_tokens"_s, 3}, {u"total_tokens"_s, 13}});
-    sink->onEvent("response.completed", {}, terminalEvent("response.completed", completed));
+    if (status == "incomplete"_L1)
+        completed.insert(u"incomplete_details"_s, QJsonObject{{u"reason"_s, u"max_output_tokens"_s}});
+    const QByteArray type = "response." + status.toLatin1();
+    sink->onEvent(type, {}, terminalEvent(type.constData(), completed));
 
     const QByteArray built = sink->fullBody();
     QVERIFY(built.contains(text.toLatin1()));
@@ -592,13 +599,16 @@ void TestTranslateResponse::nonStreamingSinkKeepsOnlyItsSummaryOnceItsAnswerIsTa
     QVERIFY(taken.contains(text.toLatin1()));
     QCOMPARE(taken.size(), built.size()); // the same answer (a chat id is made anew each time: compare sizes)
     // What stays: the summary, whole.
-    QCOMPARE(sink->terminalStatus(), u"completed"_s);
+    QCOMPARE(sink->terminalStatus(), status);
     QCOMPARE(sink->responseId(), u"resp_big"_s);
     QCOMPARE(sink->usage().total, Opt(13));
     // What goes: the output. Built again now, the answer has none of it.
     const QByteArray after = sink->fullBody();
     QVERIFY2(!after.contains(text.toLatin1()), after.left(200).constData());
     QVERIFY2(after.size() < 1000, QByteArray::number(after.size()).constData());
+    // An incomplete answer still reads as one: its reason is part of the summary.
+    if (status == "incomplete"_L1)
+        QVERIFY2(after.contains("max_output_tokens") || after.contains("\"length\""), after.constData());
 }
 
 QTEST_GUILESS_MAIN(TestTranslateResponse)

@@ -19,8 +19,8 @@ namespace sy {
 class ResponseAccumulator
 {
 public:
-    // Summary only: keep the response's id, status, usage and error, never its output or echoed request
-    // fields. For sinks that pass the stream through and need the accumulator only for the request log.
+    // Summary only: keep the response's id, status, usage, error and incomplete_details, never its output or
+    // echoed request fields. For sinks that pass the stream through and need the accumulator only for the request log.
     void setSummaryOnly(bool summaryOnly) { m_summaryOnly = summaryOnly; }
     // From now on summary only, and what was kept beyond the summary (the output, its finished items, the
     // echoed request) is dropped: for a non-streaming answer built already, whose turn still needs the usage,
