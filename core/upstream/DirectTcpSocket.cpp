@@ -3,6 +3,7 @@
 #include "util/EpollEventDispatcher.h"
 #include "util/SocketIo.h"
 
+#include <QEvent>
 #include <QHostInfo>
 #include <QSocketNotifier>
 #include <QTimer>
@@ -35,6 +36,31 @@ QString systemError(int error)
 #endif
 
 } // namespace
+
+// A descriptor's readiness handed straight to its DirectTcpSocket: no activated() signal, whose emission (with
+// the check for its deprecated overload's receivers) cost more than the call it leads to.
+class DirectTcpSocket::Notifier : public QSocketNotifier
+{
+public:
+    Notifier(qintptr fd, Type type, DirectTcpSocket *owner, void (DirectTcpSocket::*handler)())
+        : QSocketNotifier(fd, type, owner), m_owner(owner), m_handler(handler)
+    {
+    }
+
+protected:
+    bool event(QEvent *e) override
+    {
+        if (e->type() == QEvent::SockAct || e->type() == QEvent::SockClose) {
+            (m_owner->*m_handler)(); // may delete this notifier: nothing of it is touched after
+            return true;
+        }
+        return QSocketNotifier::event(e);
+    }
+
+private:
+    DirectTcpSocket *m_owner;
+    void (DirectTcpSocket::*m_handler)();
+};
 
 DirectTcpSocket::DirectTcpSocket(qint64 readLimit, QObject *parent)
     : QObject(parent), m_readLimit(qMax<qint64>(readLimit, kReceiveBytes))
@@ -150,8 +176,7 @@ void DirectTcpSocket::connectNext()
         QMetaObject::invokeMethod(this, &DirectTcpSocket::connectNext, Qt::QueuedConnection);
         return;
     }
-    m_writeNotifier = new QSocketNotifier(m_fd, QSocketNotifier::Write, this);
-    connect(m_writeNotifier, &QSocketNotifier::activated, this, &DirectTcpSocket::onWritable);
+    m_writeNotifier = new Notifier(m_fd, QSocketNotifier::Write, this, &DirectTcpSocket::onWritable);
     // An address that never answers gives way to the next one after a while, as with QTcpSocket; the last
     // one is left to the caller's own connect budget.
     if (!m_addresses.isEmpty()) {
@@ -189,8 +214,7 @@ void DirectTcpSocket::onWritable()
         m_addresses.clear();
         m_error.clear();
         m_writeNotifier->setEnabled(false);
-        m_readNotifier = new QSocketNotifier(m_fd, QSocketNotifier::Read, this);
-        connect(m_readNotifier, &QSocketNotifier::activated, this, &DirectTcpSocket::onReadable);
+        m_readNotifier = new Notifier(m_fd, QSocketNotifier::Read, this, &DirectTcpSocket::onReadable);
         emit connected();
         return;
     }
@@ -289,7 +313,10 @@ void DirectTcpSocket::onReadable()
     } while (n < 0 && errno == EINTR);
     if (n > 0) {
         m_in.append(scratch.get(), qsizetype(n));
-        emit readyRead();
+        if (m_readyReadHandler)
+            m_readyReadHandler();
+        else
+            emit readyRead();
         return;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))

@@ -7,6 +7,7 @@
 #include <QList>
 #include <QObject>
 #include <QString>
+#include <functional>
 
 class QHostInfo;
 class QSocketNotifier;
@@ -64,6 +65,11 @@ public:
     // Closes the descriptor at once; emits nothing.
     void abort();
 
+    // Called instead of emitting readyRead() while set: the one reader of a busy socket (UpstreamConnection)
+    // skips a signal emission per received part, a measurable share of the proxy thread's time with many
+    // streams (bench/HISTORY.md, "Upstream reads without signals"). Empty: readyRead() is emitted.
+    void setReadyReadHandler(std::function<void()> handler) { m_readyReadHandler = std::move(handler); }
+
 signals:
     void connected();
     void readyRead();
@@ -76,6 +82,7 @@ private:
     void connectNext();
     void onWritable();
     void onReadable();
+    class Notifier;
     void fail(const QString &error);
     void flushPending();
     void closeDescriptor();
@@ -88,6 +95,7 @@ private:
     QSocketNotifier *m_readNotifier = nullptr;
     QSocketNotifier *m_writeNotifier = nullptr;
     QTimer *m_attemptTimer = nullptr;
+    std::function<void()> m_readyReadHandler;
     int m_attemptTimeoutMs = 30000;
     QString m_error;
     QByteArray m_in; // received bytes; the unread ones start at m_inPos

@@ -242,7 +242,11 @@ void UpstreamCall::attach(UpstreamConnection *connection)
     connection->setParent(this);
     connect(connection, &UpstreamConnection::opened, this, &UpstreamCall::sendRequest);
     connect(connection, &UpstreamConnection::written, this, &UpstreamCall::onWritten);
-    connect(connection, &UpstreamConnection::readyRead, this, &UpstreamCall::pump);
+    // A direct call rather than a connection to readyRead(): a stream's every part passes here.
+    connection->setReadyReadHandler([self = QPointer<UpstreamCall>(this)] {
+        if (self)
+            self->pump();
+    });
     connect(connection, &UpstreamConnection::closed, this, &UpstreamCall::onConnectionClosed);
 }
 
@@ -432,6 +436,7 @@ void UpstreamCall::releaseConnection()
     UpstreamConnection *connection = m_connection;
     m_connection = nullptr;
     disconnect(connection, nullptr, this, nullptr);
+    connection->setReadyReadHandler({}); // idle in the pool, its readyRead() tells the pool to drop it
     EpollEventDispatcher::setSocketPriority(connection->socketDescriptor(), false);
     // Reusable only after a complete exchange that both sides meant to keep alive, with nothing left over.
     // (Fault build only: misroute-producer reuses a connection whose response was not read to its end.)

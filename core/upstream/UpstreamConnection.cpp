@@ -77,7 +77,7 @@ void UpstreamConnection::open()
     if (!m_endpoint.tls && m_direct && directSocketsWanted()) {
         // Plain TCP straight to the upstream: no TLS, no proxy engine, so nothing of QTcpSocket is needed.
         m_plain = new DirectTcpSocket(UpstreamCall::readBufferBytes, this);
-        connect(m_plain, &DirectTcpSocket::readyRead, this, &UpstreamConnection::readyRead);
+        m_plain->setReadyReadHandler([this] { onReadyRead(); });
         connect(m_plain, &DirectTcpSocket::closed, this, &UpstreamConnection::onClosed);
         connect(m_plain, &DirectTcpSocket::connected, this, &UpstreamConnection::onOpened);
         connect(m_plain, &DirectTcpSocket::bytesWritten, this, &UpstreamConnection::onWritten);
@@ -94,7 +94,7 @@ void UpstreamConnection::open()
     // buffered Qt stops reading the socket and TCP flow control pushes back on the upstream.
     m_socket->setReadBufferSize(UpstreamCall::readBufferBytes);
     m_socket->setProxy(proxy);
-    connect(m_socket, &QIODevice::readyRead, this, &UpstreamConnection::readyRead);
+    connect(m_socket, &QIODevice::readyRead, this, &UpstreamConnection::onReadyRead);
     connect(m_socket, &QAbstractSocket::disconnected, this, &UpstreamConnection::onClosed);
     connect(m_socket, &QAbstractSocket::errorOccurred, this, &UpstreamConnection::onClosed);
     if (m_ssl) {
@@ -114,6 +114,14 @@ void UpstreamConnection::open()
         connect(m_socket, &QAbstractSocket::bytesWritten, this, &UpstreamConnection::onWritten);
         m_socket->connectToHost(m_endpoint.host, m_endpoint.port);
     }
+}
+
+void UpstreamConnection::onReadyRead()
+{
+    if (m_readyReadHandler)
+        m_readyReadHandler();
+    else
+        emit readyRead();
 }
 
 QNetworkProxy UpstreamConnection::effectiveProxy()
@@ -310,6 +318,7 @@ void UpstreamConnection::close()
         m_plain = nullptr;
         m_closed = true;
         disconnect(plain, nullptr, this, nullptr);
+        plain->setReadyReadHandler({});
         plain->abort();       // drops what it still had to write, views of m_bodyInQt included
         plain->deleteLater(); // it may be emitting the signal that led here
         m_bodyInQt = QByteArray();

@@ -7,6 +7,7 @@
 #include <QSslConfiguration>
 #include <QString>
 #include <QUrl>
+#include <functional>
 
 class QTcpSocket;
 class QSslSocket;
@@ -81,6 +82,10 @@ public:
     // Plain TCP straight to the upstream: write() hands the bytes to the kernel and signals only later.
     bool isPlainDirect() const { return !m_ssl && m_direct; }
 
+    // Called instead of emitting readyRead() while set: for the call that holds the connection (UpstreamCall), a
+    // direct call per received part instead of two signal emissions. Idle in the pool, none is set.
+    void setReadyReadHandler(std::function<void()> handler) { m_readyReadHandler = std::move(handler); }
+
     qint64 bytesAvailable() const;
     QByteArray read(qint64 maxBytes);
     // The descriptor the event loop watches for this connection: -1 before there is one, and through a proxy
@@ -101,6 +106,7 @@ signals:
 private:
     QNetworkProxy effectiveProxy();
     void onOpened();
+    void onReadyRead();
     void onWritten(qint64 bytes);
     void onClosed();
 
@@ -121,6 +127,7 @@ private:
     bool m_writtenAny = false;
     QByteArray m_bodyInQt; // the request body, while Qt's write buffer (or the direct socket's) holds a view of it
     QByteArray m_held;     // the body's held-back tail (write())
+    std::function<void()> m_readyReadHandler;
 };
 
 } // namespace sy

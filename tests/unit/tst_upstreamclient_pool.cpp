@@ -73,6 +73,7 @@ private slots:
     void staleIdleConnectionIsReplacedTransparently();
     void reusedConnectionResetBeforeTheRequestLeftIsReplaced();
     void idleConnectionClosedByServerLeavesThePool();
+    void idleConnectionThatReceivesBytesLeavesThePool();
     void idleConnectionsCloseAfterTimeout();
     void requestSentAlwaysPrecedesHeaders();
     void earlyResponseStillReportsRequestSentFirst();
@@ -250,6 +251,25 @@ void TestUpstreamClientPool::idleConnectionClosedByServerLeavesThePool()
     completeCall(server, second, 1);
     QCOMPARE(second.connecting, 1);
     QCOMPARE(server.requests.size(), 2);
+}
+
+void TestUpstreamClientPool::idleConnectionThatReceivesBytesLeavesThePool()
+{
+    // While pooled nothing may arrive: a byte means the upstream is done with the connection (or confused), so
+    // the pool drops it at once. The call that used it reads no more from it once it finished.
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder first(client.start(post(server.url("/a"))));
+    completeCall(server, first, 0);
+    QCOMPARE(client.idleConnections(), 1);
+    server.requests[0].socket->write("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n");
+    server.requests[0].socket->flush();
+    QTRY_COMPARE(client.idleConnections(), 0);
+    QCOMPARE(first.outcomes.size(), 1); // nothing more reached the finished call
+    Recorder second(client.start(post(server.url("/b"))));
+    completeCall(server, second, 1);
+    QCOMPARE(second.connecting, 1);
+    QCOMPARE(server.acceptedConnections(), 2);
 }
 
 void TestUpstreamClientPool::idleConnectionsCloseAfterTimeout()
