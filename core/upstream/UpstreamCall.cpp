@@ -366,7 +366,10 @@ void UpstreamCall::pump()
             if (item.kind == SseParser::Item::Kind::Event) {
                 if (!std::exchange(m_firstEventSeen, true))
                     EpollEventDispatcher::setSocketPriority(m_connection->socketDescriptor(), false);
-                emit sseEvent(item.event);
+                if (m_eventHandler)
+                    m_eventHandler(item.event);
+                else
+                    emit sseEvent(item.event);
             } else
                 emit keepaliveComment();
             continue;

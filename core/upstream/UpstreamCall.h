@@ -8,6 +8,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QUrl>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -103,6 +104,11 @@ public:
     void pause();
     void resume();
 
+    // Called instead of emitting sseEvent() while set: for the one receiver of a stream's events (a Turn), a
+    // direct call per event instead of a signal emission (bench/HISTORY.md, "Upstream reads without signals").
+    // Whoever sets it clears it when it stops listening, as it would disconnect.
+    void setEventHandler(std::function<void(const SseEvent &)> handler) { m_eventHandler = std::move(handler); }
+
     bool isPaused() const { return m_paused; }
     bool isFinished() const { return m_done; }
     int statusCode() const { return m_status; } // -1 before headers
@@ -162,6 +168,7 @@ private:
     UpstreamConnection *m_connection = nullptr;
     std::unique_ptr<HttpResponseParser> m_http;
     SseParser m_parser;
+    std::function<void(const SseEvent &)> m_eventHandler;
     QByteArray m_body;
     int m_status = -1;
     bool m_headRequest = false;
