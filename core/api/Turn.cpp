@@ -316,11 +316,9 @@ void Turn::dispatch(const QString &accountId)
     m_egress->watch(m_call);
     connect(m_call, &UpstreamCall::requestSent, this, &Turn::onRequestSent);
     connect(m_call, &UpstreamCall::headersReceived, this, &Turn::onHeaders);
-    // Every event passes here: a direct call rather than a connection (cleared where the turn disconnects).
-    m_call->setEventHandler([self = QPointer<Turn>(this)](const SseEvent &event) {
-        if (self)
-            self->onEvent(event);
-    });
+    // Every event passes here: a direct call rather than a connection, unset where the turn disconnects
+    // (letCallFinish(), dropCall(); ~Turn() drops its call).
+    m_call->setEventListener(this);
     connect(m_call, &UpstreamCall::bodyReceived, this, &Turn::onBody);
     connect(m_call, &UpstreamCall::finished, this, &Turn::onFinished);
     armDeadline();
@@ -516,7 +514,7 @@ void Turn::letCallFinish()
     UpstreamCall *call = m_call;
     m_call = nullptr;
     disconnect(call, nullptr, this, nullptr);
-    call->setEventHandler({});
+    call->setEventListener(nullptr);
     call->resume();
     QTimer::singleShot(5000, call, [call] { call->abort(QStringLiteral("upstream did not close after the terminal event")); });
 }
@@ -528,7 +526,7 @@ void Turn::dropCall()
     UpstreamCall *call = m_call;
     m_call = nullptr;
     disconnect(call, nullptr, this, nullptr);
-    call->setEventHandler({});
+    call->setEventListener(nullptr);
     call->abort();
 }
 

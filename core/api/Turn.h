@@ -39,7 +39,7 @@ struct TurnAttempt
 // while nothing has been forwarded, stream through the route's sink, and settle exactly once: the request-log
 // row is committed before the terminal event is flushed to the client. Lives on the proxy thread and deletes
 // itself after it has settled.
-class Turn : public QObject
+class Turn : public QObject, private UpstreamEventListener
 {
     Q_OBJECT
 
@@ -104,6 +104,7 @@ private:
     void onRequestSent();
     void onHeaders(int status, const HttpHeaders &headers);
     void onEvent(const SseEvent &event);
+    void upstreamEvent(const SseEvent &event) override { onEvent(event); }
     void onBody(const QByteArray &body);
     void onFinished(UpstreamCall::Outcome outcome, const QString &detail);
     void onDeadline();

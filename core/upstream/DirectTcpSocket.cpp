@@ -313,8 +313,8 @@ void DirectTcpSocket::onReadable()
     } while (n < 0 && errno == EINTR);
     if (n > 0) {
         m_in.append(scratch.get(), qsizetype(n));
-        if (m_readyReadHandler)
-            m_readyReadHandler();
+        if (m_reader)
+            m_reader->directSocketReadable();
         else
             emit readyRead();
         return;

@@ -7,7 +7,6 @@
 #include <QList>
 #include <QObject>
 #include <QString>
-#include <functional>
 
 class QHostInfo;
 class QSocketNotifier;
@@ -26,6 +25,16 @@ namespace sy {
 // no longer watched for reading and TCP flow control pushes back on the peer; read() watches it again.
 // Writing: write() hands the bytes to the kernel at once (head and body in one call) and keeps what it did not
 // take (the body by reference, not copied) until the descriptor is writable.
+// The one reader of a busy socket, called instead of DirectTcpSocket::readyRead() (setReader()).
+class DirectTcpSocketReader
+{
+public:
+    virtual void directSocketReadable() = 0;
+
+protected:
+    ~DirectTcpSocketReader() = default;
+};
+
 class DirectTcpSocket : public QObject
 {
     Q_OBJECT
@@ -67,8 +76,9 @@ public:
 
     // Called instead of emitting readyRead() while set: the one reader of a busy socket (UpstreamConnection)
     // skips a signal emission per received part, a measurable share of the proxy thread's time with many
-    // streams (bench/HISTORY.md, "Upstream reads without signals"). Empty: readyRead() is emitted.
-    void setReadyReadHandler(std::function<void()> handler) { m_readyReadHandler = std::move(handler); }
+    // streams (bench/HISTORY.md, "Upstream reads without signals"). Null: readyRead() is emitted. A plain
+    // pointer, so that the reader may unset itself from inside its call.
+    void setReader(DirectTcpSocketReader *reader) { m_reader = reader; }
 
 signals:
     void connected();
@@ -95,7 +105,7 @@ private:
     QSocketNotifier *m_readNotifier = nullptr;
     QSocketNotifier *m_writeNotifier = nullptr;
     QTimer *m_attemptTimer = nullptr;
-    std::function<void()> m_readyReadHandler;
+    DirectTcpSocketReader *m_reader = nullptr;
     int m_attemptTimeoutMs = 30000;
     QString m_error;
     QByteArray m_in; // received bytes; the unread ones start at m_inPos

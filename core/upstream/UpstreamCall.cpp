@@ -242,11 +242,9 @@ void UpstreamCall::attach(UpstreamConnection *connection)
     connection->setParent(this);
     connect(connection, &UpstreamConnection::opened, this, &UpstreamCall::sendRequest);
     connect(connection, &UpstreamConnection::written, this, &UpstreamCall::onWritten);
-    // A direct call rather than a connection to readyRead(): a stream's every part passes here.
-    connection->setReadyReadHandler([self = QPointer<UpstreamCall>(this)] {
-        if (self)
-            self->pump();
-    });
+    // A direct call rather than a connection to readyRead(): a stream's every part passes here. The connection is
+    // this call's child until releaseConnection() unsets it.
+    connection->setReader(this);
     connect(connection, &UpstreamConnection::closed, this, &UpstreamCall::onConnectionClosed);
 }
 
@@ -366,8 +364,8 @@ void UpstreamCall::pump()
             if (item.kind == SseParser::Item::Kind::Event) {
                 if (!std::exchange(m_firstEventSeen, true))
                     EpollEventDispatcher::setSocketPriority(m_connection->socketDescriptor(), false);
-                if (m_eventHandler)
-                    m_eventHandler(item.event);
+                if (m_eventListener)
+                    m_eventListener->upstreamEvent(item.event);
                 else
                     emit sseEvent(item.event);
             } else
@@ -423,6 +421,7 @@ void UpstreamCall::finish(Outcome outcome, const QString &detail)
         return;
     m_done = true;
     m_paused = false;
+    m_eventListener = nullptr; // nothing is delivered after finished(); its listener may be gone soon after
     // Give the connection back (or close it) before anyone hears about it.
     releaseConnection();
     m_body.clear();
@@ -439,7 +438,7 @@ void UpstreamCall::releaseConnection()
     UpstreamConnection *connection = m_connection;
     m_connection = nullptr;
     disconnect(connection, nullptr, this, nullptr);
-    connection->setReadyReadHandler({}); // idle in the pool, its readyRead() tells the pool to drop it
+    connection->setReader(nullptr); // idle in the pool, its readyRead() tells the pool to drop it
     EpollEventDispatcher::setSocketPriority(connection->socketDescriptor(), false);
     // Reusable only after a complete exchange that both sides meant to keep alive, with nothing left over.
     // (Fault build only: misroute-producer reuses a connection whose response was not read to its end.)

@@ -8,7 +8,6 @@
 #include <QObject>
 #include <QPointer>
 #include <QUrl>
-#include <functional>
 #include <memory>
 #include <optional>
 
@@ -71,7 +70,17 @@ QByteArray upstreamRequestHeadStart(const UpstreamRequest &request);
 // (then it does nothing). Nothing at all is emitted after finished(), whatever the caller does. Handlers may
 // call abort() or pause() from inside any signal; delivery stops at once. An aborted call closes its
 // connection unless the response had already arrived completely.
-class UpstreamCall : public QObject
+// The one receiver of a call's events (a Turn), called instead of UpstreamCall::sseEvent() (setEventListener()).
+class UpstreamEventListener
+{
+public:
+    virtual void upstreamEvent(const SseEvent &event) = 0;
+
+protected:
+    ~UpstreamEventListener() = default;
+};
+
+class UpstreamCall : public QObject, private UpstreamConnectionReader
 {
     Q_OBJECT
 
@@ -106,8 +115,9 @@ public:
 
     // Called instead of emitting sseEvent() while set: for the one receiver of a stream's events (a Turn), a
     // direct call per event instead of a signal emission (bench/HISTORY.md, "Upstream reads without signals").
-    // Whoever sets it clears it when it stops listening, as it would disconnect.
-    void setEventHandler(std::function<void(const SseEvent &)> handler) { m_eventHandler = std::move(handler); }
+    // Whoever sets it unsets it (null) when it stops listening, as it would disconnect; from inside its own call
+    // too.
+    void setEventListener(UpstreamEventListener *listener) { m_eventListener = listener; }
 
     bool isPaused() const { return m_paused; }
     bool isFinished() const { return m_done; }
@@ -154,6 +164,7 @@ private:
     void noteHeaders();
     void takeBody();
     void pump();
+    void upstreamReadable() override { pump(); }
     void complete();
     void finish(Outcome outcome, const QString &detail);
     void releaseConnection();
@@ -168,7 +179,7 @@ private:
     UpstreamConnection *m_connection = nullptr;
     std::unique_ptr<HttpResponseParser> m_http;
     SseParser m_parser;
-    std::function<void(const SseEvent &)> m_eventHandler;
+    UpstreamEventListener *m_eventListener = nullptr;
     QByteArray m_body;
     int m_status = -1;
     bool m_headRequest = false;

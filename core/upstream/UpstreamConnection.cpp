@@ -77,7 +77,7 @@ void UpstreamConnection::open()
     if (!m_endpoint.tls && m_direct && directSocketsWanted()) {
         // Plain TCP straight to the upstream: no TLS, no proxy engine, so nothing of QTcpSocket is needed.
         m_plain = new DirectTcpSocket(UpstreamCall::readBufferBytes, this);
-        m_plain->setReadyReadHandler([this] { onReadyRead(); });
+        m_plain->setReader(this);
         connect(m_plain, &DirectTcpSocket::closed, this, &UpstreamConnection::onClosed);
         connect(m_plain, &DirectTcpSocket::connected, this, &UpstreamConnection::onOpened);
         connect(m_plain, &DirectTcpSocket::bytesWritten, this, &UpstreamConnection::onWritten);
@@ -118,8 +118,8 @@ void UpstreamConnection::open()
 
 void UpstreamConnection::onReadyRead()
 {
-    if (m_readyReadHandler)
-        m_readyReadHandler();
+    if (m_reader)
+        m_reader->upstreamReadable();
     else
         emit readyRead();
 }
@@ -318,7 +318,7 @@ void UpstreamConnection::close()
         m_plain = nullptr;
         m_closed = true;
         disconnect(plain, nullptr, this, nullptr);
-        plain->setReadyReadHandler({});
+        plain->setReader(nullptr);
         plain->abort();       // drops what it still had to write, views of m_bodyInQt included
         plain->deleteLater(); // it may be emitting the signal that led here
         m_bodyInQt = QByteArray();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "upstream/DirectTcpSocket.h"
+
 #include <QByteArray>
 #include <QElapsedTimer>
 #include <QNetworkProxy>
@@ -7,7 +9,6 @@
 #include <QSslConfiguration>
 #include <QString>
 #include <QUrl>
-#include <functional>
 
 class QTcpSocket;
 class QSslSocket;
@@ -42,7 +43,17 @@ struct UpstreamEndpoint
 //
 // Write accounting is what tells a safe retry from a resend: writtenAny() turns true once the kernel took
 // a first byte of what was written, writtenAll() once it took the last one.
-class UpstreamConnection : public QObject
+// The call holding a connection, called instead of UpstreamConnection::readyRead() (setReader()).
+class UpstreamConnectionReader
+{
+public:
+    virtual void upstreamReadable() = 0;
+
+protected:
+    ~UpstreamConnectionReader() = default;
+};
+
+class UpstreamConnection : public QObject, private DirectTcpSocketReader
 {
     Q_OBJECT
 
@@ -84,7 +95,7 @@ public:
 
     // Called instead of emitting readyRead() while set: for the call that holds the connection (UpstreamCall), a
     // direct call per received part instead of two signal emissions. Idle in the pool, none is set.
-    void setReadyReadHandler(std::function<void()> handler) { m_readyReadHandler = std::move(handler); }
+    void setReader(UpstreamConnectionReader *reader) { m_reader = reader; }
 
     qint64 bytesAvailable() const;
     QByteArray read(qint64 maxBytes);
@@ -107,6 +118,7 @@ private:
     QNetworkProxy effectiveProxy();
     void onOpened();
     void onReadyRead();
+    void directSocketReadable() override { onReadyRead(); }
     void onWritten(qint64 bytes);
     void onClosed();
 
@@ -127,7 +139,7 @@ private:
     bool m_writtenAny = false;
     QByteArray m_bodyInQt; // the request body, while Qt's write buffer (or the direct socket's) holds a view of it
     QByteArray m_held;     // the body's held-back tail (write())
-    std::function<void()> m_readyReadHandler;
+    UpstreamConnectionReader *m_reader = nullptr;
 };
 
 } // namespace sy

@@ -58,6 +58,7 @@ private slots:
     void closedBeforeResponseIsConnectionLost();
     void abortEmitsExactlyOneFinishedAndStops();
     void abortFromInsideEventHandler();
+    void eventListenerMayAbortOrLeaveFromInsideItsCall();
     void abortAfterFinishedIsNoOp();
     void twentyConcurrentCallsRunAtOnce();
     void pauseStopsDrainingTheSocket();
@@ -342,6 +343,51 @@ void TestUpstreamClient::abortFromInsideEventHandler()
     QCOMPARE(rec.outcomes, QList<Outcome>{Outcome::Aborted});
     QCOMPARE(rec.events.size(), 1);
     QCOMPARE(rec.keepalives, 0);
+}
+
+void TestUpstreamClient::eventListenerMayAbortOrLeaveFromInsideItsCall()
+{
+    // The listener a turn sets instead of connecting to sseEvent(): called for every event while set, and free
+    // to abort the call or unset itself from inside that call (the signal takes the events from then on).
+    struct Listener final : sy::UpstreamEventListener
+    {
+        UpstreamCall *call = nullptr;
+        bool abortOnFirst = false;
+        QList<QByteArray> seen;
+        void upstreamEvent(const sy::SseEvent &event) override
+        {
+            seen.append(event.data);
+            if (abortOnFirst)
+                call->abort();
+            else
+                call->setEventListener(nullptr);
+        }
+    };
+    for (const bool abortOnFirst : {true, false}) {
+        RawHttpServer server;
+        UpstreamClient client;
+        UpstreamCall *call = client.start(turnRequest(server.url("/r")));
+        Recorder rec(call);
+        Listener listener;
+        listener.call = call;
+        listener.abortOnFirst = abortOnFirst;
+        call->setEventListener(&listener);
+        QTRY_COMPARE(server.requests.size(), 1);
+        QTcpSocket *socket = server.requests[0].socket;
+        RawHttpServer::writeHead(socket, "200 OK", sseHead);
+        RawHttpServer::writeChunk(socket, "data: 1\n\ndata: 2\n\ndata: 3\n\n");
+        RawHttpServer::endChunks(socket);
+        QTRY_COMPARE(rec.outcomes.size(), 1);
+        QTest::qWait(50);
+        QCOMPARE(listener.seen, QList<QByteArray>{"1"});
+        if (abortOnFirst) {
+            QCOMPARE(rec.outcomes, QList<Outcome>{Outcome::Aborted});
+            QCOMPARE(rec.events.size(), 0);
+        } else {
+            QCOMPARE(rec.outcomes, QList<Outcome>{Outcome::Completed});
+            QCOMPARE(rec.events.size(), 2); // "2" and "3", through the signal
+        }
+    }
 }
 
 void TestUpstreamClient::abortAfterFinishedIsNoOp()
