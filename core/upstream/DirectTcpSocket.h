@@ -14,6 +14,16 @@ class QTimer;
 
 namespace sy {
 
+// The one reader of a busy socket, called instead of DirectTcpSocket::readyRead() (setReader()).
+class DirectTcpSocketReader
+{
+public:
+    virtual void directSocketReadable() = 0;
+
+protected:
+    ~DirectTcpSocketReader() = default;
+};
+
 // A plain TCP connection on a descriptor of its own, for an upstream reached without TLS and without a proxy
 // (POSIX only: available() is false elsewhere). It does what QTcpSocket does for such a connection minus what
 // an event stream pays for on every wake-up: Qt asks the kernel how much is waiting (an ioctl) before each
@@ -25,16 +35,6 @@ namespace sy {
 // no longer watched for reading and TCP flow control pushes back on the peer; read() watches it again.
 // Writing: write() hands the bytes to the kernel at once (head and body in one call) and keeps what it did not
 // take (the body by reference, not copied) until the descriptor is writable.
-// The one reader of a busy socket, called instead of DirectTcpSocket::readyRead() (setReader()).
-class DirectTcpSocketReader
-{
-public:
-    virtual void directSocketReadable() = 0;
-
-protected:
-    ~DirectTcpSocketReader() = default;
-};
-
 class DirectTcpSocket : public QObject
 {
     Q_OBJECT

@@ -52,6 +52,16 @@ struct UpstreamRequest
 // caller's headers (less those the transport owns), for UpstreamRequest::preparedHead.
 QByteArray upstreamRequestHeadStart(const UpstreamRequest &request);
 
+// The one receiver of a call's events (a Turn), called instead of UpstreamCall::sseEvent() (setEventListener()).
+class UpstreamEventListener
+{
+public:
+    virtual void upstreamEvent(const SseEvent &event) = 0;
+
+protected:
+    ~UpstreamEventListener() = default;
+};
+
 // One upstream HTTP/1.1 exchange, created by UpstreamClient::start(). Lives in the client's thread.
 //
 // Signals, in order: connecting() (at most once, only when a new connection is opened; a reused keep-alive
@@ -70,16 +80,6 @@ QByteArray upstreamRequestHeadStart(const UpstreamRequest &request);
 // (then it does nothing). Nothing at all is emitted after finished(), whatever the caller does. Handlers may
 // call abort() or pause() from inside any signal; delivery stops at once. An aborted call closes its
 // connection unless the response had already arrived completely.
-// The one receiver of a call's events (a Turn), called instead of UpstreamCall::sseEvent() (setEventListener()).
-class UpstreamEventListener
-{
-public:
-    virtual void upstreamEvent(const SseEvent &event) = 0;
-
-protected:
-    ~UpstreamEventListener() = default;
-};
-
 class UpstreamCall : public QObject, private UpstreamConnectionReader
 {
     Q_OBJECT

@@ -15,8 +15,6 @@ class QSslSocket;
 
 namespace sy {
 
-class DirectTcpSocket;
-
 // Where a connection goes: connections are only shared between calls with equal keys.
 struct UpstreamEndpoint
 {
@@ -35,14 +33,6 @@ struct UpstreamEndpoint
     QString key() const;
 };
 
-// One HTTP/1.1 transport connection to an upstream: a DirectTcpSocket for plain TCP without a proxy (on POSIX),
-// a QTcpSocket through a proxy, or a QSslSocket (ALPN "http/1.1", peer
-// verification against the configured CAs, SNI from the host name) for https, through the endpoint's proxy
-// (HTTP CONNECT or SOCKS5, as QTcpSocket supports them). It knows nothing about HTTP itself; the call that
-// holds it writes one request and reads one response, then hands it back to the pool or closes it.
-//
-// Write accounting is what tells a safe retry from a resend: writtenAny() turns true once the kernel took
-// a first byte of what was written, writtenAll() once it took the last one.
 // The call holding a connection, called instead of UpstreamConnection::readyRead() (setReader()).
 class UpstreamConnectionReader
 {
@@ -53,6 +43,14 @@ protected:
     ~UpstreamConnectionReader() = default;
 };
 
+// One HTTP/1.1 transport connection to an upstream: a DirectTcpSocket for plain TCP without a proxy (on POSIX),
+// a QTcpSocket through a proxy, or a QSslSocket (ALPN "http/1.1", peer
+// verification against the configured CAs, SNI from the host name) for https, through the endpoint's proxy
+// (HTTP CONNECT or SOCKS5, as QTcpSocket supports them). It knows nothing about HTTP itself; the call that
+// holds it writes one request and reads one response, then hands it back to the pool or closes it.
+//
+// Write accounting is what tells a safe retry from a resend: writtenAny() turns true once the kernel took
+// a first byte of what was written, writtenAll() once it took the last one.
 class UpstreamConnection : public QObject, private DirectTcpSocketReader
 {
     Q_OBJECT
