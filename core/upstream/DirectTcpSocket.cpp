@@ -348,10 +348,16 @@ qint64 DirectTcpSocket::bytesToWrite() const
 
 QByteArray DirectTcpSocket::read(qint64 maxBytes)
 {
-    const qint64 n = qMin(maxBytes, bytesAvailable());
+    const QByteArray out = peek(maxBytes).toByteArray();
+    skip(out.size());
+    return out;
+}
+
+void DirectTcpSocket::skip(qint64 n)
+{
+    n = qMin(n, bytesAvailable());
     if (n <= 0)
-        return {};
-    QByteArray out(m_in.constData() + m_inPos, n);
+        return;
     m_inPos += n;
     if (m_inPos == m_in.size()) {
         if (m_in.capacity() > kKeptCapacity)
@@ -368,7 +374,6 @@ QByteArray DirectTcpSocket::read(qint64 maxBytes)
     }
     if (m_readNotifier && !m_peerClosed && !m_closed && !m_readNotifier->isEnabled() && bytesAvailable() < m_readLimit)
         m_readNotifier->setEnabled(true);
-    return out;
 }
 
 void DirectTcpSocket::fail(const QString &error)

@@ -70,6 +70,13 @@ public:
 
     qint64 bytesAvailable() const { return m_in.size() - m_inPos; }
     QByteArray read(qint64 maxBytes);
+    // The first maxBytes (at most) of the unread bytes, where they lie: valid until the next call on this
+    // socket. skip() then takes n of them, as read(n) would without copying them out.
+    QByteArrayView peek(qint64 maxBytes) const
+    {
+        return QByteArrayView(m_in.constData() + m_inPos, qMin(maxBytes, bytesAvailable()));
+    }
+    void skip(qint64 n);
 
     // Closes the descriptor at once; emits nothing.
     void abort();

@@ -57,7 +57,11 @@ struct HttpResponseParserCallbacks
 
     static int onBody(http_parser *p, const char *at, size_t length)
     {
-        self(p).m_body.append(at, qsizetype(length));
+        HttpResponseParser &r = self(p);
+        if (r.m_bodyConsumer)
+            r.m_bodyConsumer(QByteArrayView(at, qsizetype(length)));
+        else
+            r.m_body.append(at, qsizetype(length));
         return 0;
     }
 

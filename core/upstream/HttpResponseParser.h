@@ -1,9 +1,11 @@
 #pragma once
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QList>
 #include <QPair>
 #include <QString>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -34,9 +36,14 @@ public:
     bool headComplete() const { return m_headComplete; }
     int status() const { return m_status; }
     const HttpHeaders &headers() const { return m_headers; }
-    // Body bytes decoded since the last call.
+    // Body bytes decoded since the last call (none while a body consumer is set).
     QByteArray takeBody() { return std::exchange(m_body, QByteArray()); }
     bool hasBody() const { return !m_body.isEmpty(); }
+    // Decoded body bytes go to `consumer` as they are decoded, inside feed(), instead of being gathered for
+    // takeBody(): a streamed event's bytes are not copied into a buffer of their own on their way to the SSE
+    // parser. Bytes gathered before it was set stay for takeBody(). It must not call back into this parser.
+    // Null: gathered again.
+    void setBodyConsumer(std::function<void(QByteArrayView)> consumer) { m_bodyConsumer = std::move(consumer); }
 
     bool isComplete() const { return m_complete; }
     // Whether the connection may carry another request after this (complete) response.
@@ -57,6 +64,7 @@ private:
     QByteArray m_value;
     bool m_lastWasValue = false;
     QByteArray m_body;
+    std::function<void(QByteArrayView)> m_bodyConsumer;
     int m_status = -1;
     bool m_headComplete = false;
     bool m_complete = false;

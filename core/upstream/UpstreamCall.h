@@ -163,6 +163,7 @@ private:
     bool noteRequestSent();
     void noteHeaders();
     void takeBody();
+    QString sseOverflowDetail() const;
     void pump();
     void upstreamReadable() override { pump(); }
     void complete();

@@ -304,6 +304,27 @@ qint64 UpstreamConnection::bytesAvailable() const
     return m_plain ? m_plain->bytesAvailable() : m_socket ? m_socket->bytesAvailable() : 0;
 }
 
+QByteArrayView UpstreamConnection::beginRead(qint64 maxBytes)
+{
+    if (m_plain) {
+        m_viewed = m_plain->peek(maxBytes).size();
+        return m_plain->peek(m_viewed);
+    }
+    m_viewed = 0;
+    if (!m_socket)
+        return {};
+    thread_local QByteArray scratch;
+    scratch.resize(qMin(maxBytes, m_socket->bytesAvailable()));
+    const qint64 n = m_socket->read(scratch.data(), scratch.size());
+    return QByteArrayView(scratch.constData(), qMax<qint64>(n, 0));
+}
+
+void UpstreamConnection::endRead()
+{
+    if (m_plain)
+        m_plain->skip(std::exchange(m_viewed, 0));
+}
+
 QByteArray UpstreamConnection::read(qint64 maxBytes)
 {
     if (m_plain)

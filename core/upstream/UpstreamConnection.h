@@ -97,6 +97,11 @@ public:
 
     qint64 bytesAvailable() const;
     QByteArray read(qint64 maxBytes);
+    // Reads without a buffer of its own per part: up to maxBytes received bytes, which endRead() takes. In
+    // between nothing else may be called on this connection. A plain connection shows them where they lie
+    // (DirectTcpSocket::peek()), a Qt socket reads them into one scratch buffer per thread.
+    QByteArrayView beginRead(qint64 maxBytes);
+    void endRead();
     // The descriptor the event loop watches for this connection: -1 before there is one, and through a proxy
     // (whose Qt socket engine does not report a real descriptor).
     qintptr socketDescriptor() const;
@@ -138,6 +143,7 @@ private:
     QByteArray m_bodyInQt; // the request body, while Qt's write buffer (or the direct socket's) holds a view of it
     QByteArray m_held;     // the body's held-back tail (write())
     UpstreamConnectionReader *m_reader = nullptr;
+    qint64 m_viewed = 0; // what beginRead() showed of a plain connection's bytes, for endRead()
 };
 
 } // namespace sy

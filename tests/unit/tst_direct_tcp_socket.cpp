@@ -79,6 +79,7 @@ private slots:
     void refusedEverywhereIsClosedWithTheReason();
     void connectsOverIpv6();
     void anAddressThatNeverAnswersGivesWayAfterTheAttemptTimeout();
+    void readingStopsAtTheLimitUntilTheReaderTakes_data();
     void readingStopsAtTheLimitUntilTheReaderTakes();
     void aWriteTheKernelTakesInPartsIsFinishedLater();
     void thePeersCloseLeavesItsLastBytesReadable();
@@ -107,8 +108,17 @@ void TestDirectTcpSocket::connectsByNameAndCarriesBothWays()
     peer->write("HTTP/1.1 200 OK\r\n");
     QVERIFY(ready.wait(5000));
     QCOMPARE(socket.bytesAvailable(), qint64(17));
-    QCOMPARE(socket.read(4), QByteArray("HTTP"));
-    QCOMPARE(socket.read(100), QByteArray("/1.1 200 OK\r\n"));
+    // peek() shows without taking, skip() takes without copying.
+    QCOMPARE(socket.peek(4), QByteArrayView("HTTP"));
+    QCOMPARE(socket.bytesAvailable(), qint64(17));
+    socket.skip(4);
+    QCOMPARE(socket.read(5), QByteArray("/1.1 "));
+    QCOMPARE(socket.peek(100), QByteArrayView("200 OK\r\n"));
+    socket.skip(100);
+    QCOMPARE(socket.bytesAvailable(), qint64(0));
+    peer->write("more");
+    QVERIFY(ready.wait(5000));
+    QCOMPARE(socket.read(100), QByteArray("more"));
     QCOMPARE(socket.bytesAvailable(), qint64(0));
 }
 
@@ -198,8 +208,16 @@ void TestDirectTcpSocket::anAddressThatNeverAnswersGivesWayAfterTheAttemptTimeou
     QCOMPARE(server.accepted.first()->localAddress(), QHostAddress(QStringLiteral("127.0.0.2")));
 }
 
+void TestDirectTcpSocket::readingStopsAtTheLimitUntilTheReaderTakes_data()
+{
+    QTest::addColumn<bool>("peekAndSkip");
+    QTest::newRow("read") << false;
+    QTest::newRow("peek and skip") << true; // what UpstreamConnection::beginRead() and endRead() do
+}
+
 void TestDirectTcpSocket::readingStopsAtTheLimitUntilTheReaderTakes()
 {
+    QFETCH(bool, peekAndSkip);
     Server server;
     DirectTcpSocket socket(kLimit, nullptr);
     QTcpSocket *peer = connectToServer(server, socket);
@@ -219,7 +237,13 @@ void TestDirectTcpSocket::readingStopsAtTheLimitUntilTheReaderTakes()
     QElapsedTimer timer;
     timer.start();
     while (received.size() < sent.size() && timer.elapsed() < 20000) {
-        received += socket.read(7000);
+        if (peekAndSkip) {
+            const QByteArrayView part = socket.peek(7000);
+            received += part;
+            socket.skip(part.size());
+        } else {
+            received += socket.read(7000);
+        }
         if (socket.bytesAvailable() == 0)
             QTest::qWait(1);
     }

@@ -47,6 +47,8 @@ class TestUpstreamClient : public QObject
 
 private slots:
     void sseEventsArriveIncrementally();
+    void sseEventOverTheLimitEndsTheCall_data();
+    void sseEventOverTheLimitEndsTheCall();
     void statusHeadersAndBufferedBody_data();
     void statusHeadersAndBufferedBody();
     void getWithoutBody();
@@ -116,6 +118,45 @@ void TestUpstreamClient::sseEventsArriveIncrementally()
     QCOMPARE(rec.bodies, 0);
     QTRY_VERIFY(!rec.call); // deletes itself
     QCOMPARE(client.activeCalls(), 0);
+}
+
+void TestUpstreamClient::sseEventOverTheLimitEndsTheCall_data()
+{
+    QTest::addColumn<bool>("withTheHead");
+    // The bytes read with the head are gathered and fed by the call; later ones go from the HTTP parser
+    // straight to the SSE parser, and the call checks for an overflow after each part it fed.
+    QTest::newRow("in a part after the head") << false;
+    QTest::newRow("in the head's part") << true;
+}
+
+void TestUpstreamClient::sseEventOverTheLimitEndsTheCall()
+{
+    QFETCH(bool, withTheHead);
+    RawHttpServer server;
+    UpstreamClient client;
+    UpstreamRequest request = turnRequest(server.url("/backend-api/codex/responses"));
+    request.maxBodyBytes = 1024;
+    Recorder rec(client.start(request));
+    QTRY_COMPARE(server.requests.size(), 1);
+    QTcpSocket *socket = server.requests[0].socket;
+    const QByteArray first = "event: response.created\ndata: {\"type\":\"response.created\"}\n\n";
+    // One event's data line, never ended, past the limit: the upstream keeps the stream open.
+    const QByteArray tooLong = "event: response.output_text.delta\ndata: " + QByteArray(4000, 'x');
+    if (withTheHead) {
+        socket->write("HTTP/1.1 200 OK\r\n" + sseHead + "\r\n" + QByteArray::number(first.size(), 16) + "\r\n" + first +
+                      "\r\n" + QByteArray::number(tooLong.size(), 16) + "\r\n" + tooLong + "\r\n");
+    } else {
+        RawHttpServer::writeHead(socket, "200 OK", sseHead);
+        RawHttpServer::writeChunk(socket, first);
+        QTRY_COMPARE(rec.events.size(), 1);
+        RawHttpServer::writeChunk(socket, tooLong);
+    }
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QCOMPARE(rec.outcomes[0], Outcome::ConnectionLost);
+    QVERIFY2(rec.detail.contains(QLatin1String("SSE event exceeds 1024 bytes")), qPrintable(rec.detail));
+    // The call ends at the overflow: events parsed from the same part before it are not delivered.
+    QCOMPARE(rec.events.size(), withTheHead ? 0 : 1);
+    QCOMPARE(client.idleConnections(), 0);
 }
 
 void TestUpstreamClient::statusHeadersAndBufferedBody_data()
