@@ -21,8 +21,12 @@ WriteCoalescer::WriteCoalescer(QObject *parent) : QObject(parent) {}
 WriteCoalescer::~WriteCoalescer()
 {
 #ifdef Q_OS_LINUX
-    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(m_dispatcher.data()); epoll && m_socketHook)
-        epoll->removeSocketHandledHook(m_socketHook);
+    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(m_dispatcher.data())) {
+        if (m_socketHook)
+            epoll->removeSocketHandledHook(m_socketHook);
+        if (m_passHook)
+            epoll->removePassHook(m_passHook);
+    }
 #endif
 }
 
@@ -32,14 +36,19 @@ bool WriteCoalescer::hook()
     if (!dispatcher || thread() != QThread::currentThread())
         return false;
     m_dispatcher = dispatcher;
+#ifdef Q_OS_LINUX
+    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(dispatcher)) {
+        // The same two points, called directly.
+        m_passHook = epoll->addPassHook([this] { flushAll(); });
+        if (flushMode() != FlushMode::Pass)
+            m_socketHook = epoll->addSocketHandledHook([this] { flushAll(); });
+        return true;
+    }
+#endif
     // A loop that may block emits aboutToBlock() before it polls; processEvents() without waiting emits
     // awake() before it polls. Between them every pass of every kind of loop is covered.
     connect(dispatcher, &QAbstractEventDispatcher::aboutToBlock, this, &WriteCoalescer::flushAll);
     connect(dispatcher, &QAbstractEventDispatcher::awake, this, &WriteCoalescer::flushAll);
-#ifdef Q_OS_LINUX
-    if (auto *epoll = dynamic_cast<EpollEventDispatcher *>(dispatcher); epoll && flushMode() != FlushMode::Pass)
-        m_socketHook = epoll->addSocketHandledHook([this] { flushAll(); });
-#endif
     return true;
 }
 

@@ -51,6 +51,7 @@ private:
     bool m_flushing = false;
     bool m_retryQueued = false;
     int m_socketHook = 0; // EpollEventDispatcher::addSocketHandledHook id, 0 = none
+    int m_passHook = 0;   // EpollEventDispatcher::addPassHook id, 0 = none
 };
 
 } // namespace sy

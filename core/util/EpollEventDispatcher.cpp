@@ -71,6 +71,7 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
 {
     d->interrupted.storeRelaxed(0);
     emit awake();
+    runHooks(d->passHooks);
     QCoreApplication::sendPostedEvents();
 
     int timeoutMs = 0;
@@ -81,8 +82,10 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     gint glibPriority = 0;
     const int glibCount = d->glib ? d->prepareGlib(&glibPriority, &timeoutMs) : 0;
 #endif
-    if (mayWait)
+    if (mayWait) {
         emit aboutToBlock(); // as Qt's dispatchers do, even when a due timer makes the wait short
+        runHooks(d->passHooks);
+    }
     if (d->interrupted.loadRelaxed())
         return false;
 
@@ -109,18 +112,14 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     // After each socket: what was posted while this pass works through its sockets (a store answer: the slot
     // claim a new turn waits on before its first byte) is delivered between two sockets rather than after the
     // last one; then the hooks run (not after the pass's last socket: the end of a pass has its own flush).
-    const auto afterSocket = [this](bool runHooks) {
+    const auto afterSocket = [this](bool withHooks) {
         if (d->wakePending.loadAcquire()) {
             d->drainWakeUps();
             QCoreApplication::sendPostedEvents();
         }
-        if (!runHooks)
+        if (!withHooks)
             return;
-        // By index: a hook may add or remove hooks.
-        for (size_t h = 0; h < d->socketHandledHooks.size(); ++h) {
-            const std::function<void()> hook = d->socketHandledHooks[h].second;
-            hook();
-        }
+        runHooks(d->socketHandledHooks);
     };
     const quint64 pass = ++d->passes;
     const bool recheck = d->recheckNs > 0 && d->priorityEpollFd >= 0 && !(flags & QEventLoop::ExcludeSocketNotifiers);
@@ -341,8 +340,33 @@ int EpollEventDispatcher::addSocketHandledHook(std::function<void()> hook)
 
 void EpollEventDispatcher::removeSocketHandledHook(int id)
 {
-    auto &hooks = d->socketHandledHooks;
+    removeHook(d->socketHandledHooks, id);
+}
+
+int EpollEventDispatcher::addPassHook(std::function<void()> hook)
+{
+    const int id = d->nextHookId++;
+    d->passHooks.emplace_back(id, std::move(hook));
+    return id;
+}
+
+void EpollEventDispatcher::removePassHook(int id)
+{
+    removeHook(d->passHooks, id);
+}
+
+void EpollEventDispatcher::removeHook(std::vector<std::pair<int, std::function<void()>>> &hooks, int id)
+{
     hooks.erase(std::remove_if(hooks.begin(), hooks.end(), [id](const auto &h) { return h.first == id; }), hooks.end());
+}
+
+void EpollEventDispatcher::runHooks(const std::vector<std::pair<int, std::function<void()>>> &hooks)
+{
+    // By index, each copied before its call: a hook may add or remove hooks.
+    for (size_t h = 0; h < hooks.size(); ++h) {
+        const std::function<void()> hook = hooks[h].second;
+        hook();
+    }
 }
 
 #endif // Q_OS_LINUX

@@ -88,6 +88,7 @@ private slots:
     void aPostMadeDuringAPassComesBeforeItsNextSocket();
     void aPostThatWokeThePassComesBeforeItsSockets();
     void aHookRunsBetweenTwoSocketsOfAPass();
+    void aPassHookRunsWhereAwakeAndAboutToBlockAreEmitted();
     void aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass();
     void quitFromAnotherThreadEndsItsLoop();
     void aReusedDescriptorIsWatchedAgain();
@@ -376,6 +377,36 @@ void TestEpollDispatcher::aHookRunsBetweenTwoSocketsOfAPass()
     QVERIFY(sockets.makeBothReady());
     QCoreApplication::processEvents();
     QCOMPARE(order, QStringList({QStringLiteral("socket"), QStringLiteral("socket")}));
+}
+
+void TestEpollDispatcher::aPassHookRunsWhereAwakeAndAboutToBlockAreEmitted()
+{
+    QStringList order;
+    EpollEventDispatcher *dispatcher = installed();
+    QVERIFY(dispatcher);
+    QObject receiver;
+    connect(dispatcher, &QAbstractEventDispatcher::awake, &receiver, [&] { order << QStringLiteral("awake"); });
+    connect(dispatcher, &QAbstractEventDispatcher::aboutToBlock, &receiver,
+            [&] { order << QStringLiteral("aboutToBlock"); });
+    int id = dispatcher->addPassHook([&] { order << QStringLiteral("hook"); });
+    const auto removeHook = qScopeGuard([&] { dispatcher->removePassHook(id); });
+
+    // A pass that does not wait: right after awake().
+    QCoreApplication::processEvents();
+    QCOMPARE(order, QStringList({QStringLiteral("awake"), QStringLiteral("hook")}));
+
+    // A pass that may wait (a timer ends it): after awake() and after aboutToBlock().
+    order.clear();
+    QTimer::singleShot(1, &receiver, [] {});
+    QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    QVERIFY2(order.size() >= 4, qPrintable(order.join(u' ')));
+    QCOMPARE(order.mid(0, 4), QStringList({QStringLiteral("awake"), QStringLiteral("hook"),
+                                           QStringLiteral("aboutToBlock"), QStringLiteral("hook")}));
+
+    dispatcher->removePassHook(std::exchange(id, 0));
+    order.clear();
+    QCoreApplication::processEvents();
+    QCOMPARE(order, QStringList({QStringLiteral("awake")}));
 }
 
 void TestEpollDispatcher::aStreamsFirstBytesLeaveBeforeTheNextSocketOfThePass()
