@@ -277,6 +277,50 @@ private slots:
         QCOMPARE(worker.jobSpinHits(), hitsBefore + 1);
     }
 
+    // A job found while the thread waits awake runs at once, before events posted to the thread meanwhile: it
+    // is not handed to the thread's event loop first (a post, a poll and a read on the way of a claim).
+    void aJobFoundAwakeRunsBeforeWhatWasPostedMeanwhile()
+    {
+        StoreWorker worker;
+        worker.setJobSpinUs(100'000);
+        QString error;
+        QVERIFY2(worker.start(pathFor("job-found-awake"), &error), qPrintable(error));
+        settle(worker);
+        QTest::qWait(150);
+        QObject onStoreThread;
+        onStoreThread.moveToThread(worker.storeThread());
+        QMutex mutex;
+        QStringList order;
+        auto note = [&](const QString &what) {
+            QMutexLocker lock(&mutex);
+            order << what;
+        };
+        const quint64 spins = worker.jobSpins();
+        const quint64 hits = worker.jobSpinHits();
+        worker.submitRetained([&](Database &, QString *) { return true; }, QStringLiteral("row"), nullptr, nullptr);
+        QVERIFY(waitAbove([&] { return worker.jobSpins(); }, spins)); // waiting awake now, for up to 100 ms
+        QMetaObject::invokeMethod(
+            &onStoreThread, [&] { note(QStringLiteral("posted")); }, Qt::QueuedConnection);
+        worker.submitUrgent(
+            [&](Database &, QString *) {
+                note(QStringLiteral("job"));
+                return true;
+            },
+            nullptr, nullptr);
+        const auto noted = [&] {
+            QMutexLocker lock(&mutex);
+            return order.size();
+        };
+        QTRY_COMPARE(noted(), qsizetype(2));
+        QCOMPARE(worker.jobSpinHits(), hits + 1);
+        QCOMPARE(order, QStringList({QStringLiteral("job"), QStringLiteral("posted")}));
+        settle(worker);
+        // Moved back before it is destroyed here (the store thread ends with the worker).
+        QMetaObject::invokeMethod(
+            &onStoreThread, [&] { onStoreThread.moveToThread(QCoreApplication::instance()->thread()); },
+            Qt::BlockingQueuedConnection);
+    }
+
     void aClaimAnnouncedDuringAUnitKeepsTheThreadAwakeAfterIt()
     {
         StoreWorker worker;
