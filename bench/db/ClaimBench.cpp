@@ -72,6 +72,11 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
     const unsigned long gapUs = qEnvironmentVariableIntValue("BENCH_CLAIM_GAP_US");
     const int warmUs =
         qEnvironmentVariableIsSet("BENCH_CLAIM_WARM_US") ? qEnvironmentVariableIntValue("BENCH_CLAIM_WARM_US") : -1;
+    // BENCH_CLAIM_INLINE=1: lone claims run on this thread, on a connection of its own (an experiment).
+    const bool inline_ = qEnvironmentVariableIntValue("BENCH_CLAIM_INLINE") == 1;
+    Database local;
+    if (inline_ && !local.open(databasePath, error))
+        return false;
     auto run = [&](int inFlight, Series *out) {
         for (int done = 0; done < count; done += inFlight) {
             const int n = std::min(inFlight, count - done);
@@ -103,6 +108,31 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                 auto timer = std::make_shared<QElapsedTimer>();
                 timer->start();
                 Sample *sample = &samples[size_t(i)];
+                if (inline_ && inFlight == 1) {
+                    QString e;
+                    Database::StatementScope statements(local);
+                    Transaction t(local);
+                    bool ok = t.begin(&e);
+                    sample->startUs = double(timer->nsecsElapsed()) / 1000.0;
+                    if (ok) {
+                        *outcome = OwnerSlotRepository(local).claim(a, &e);
+                        qint64 stored = 0;
+                        ok = outcome->kind == ClaimOutcome::Kind::Claimed &&
+                             AccountRepository(local).touchSelected(a.accountId, &e, &stored);
+                        sample->unitUs = double(timer->nsecsElapsed()) / 1000.0 - sample->startUs;
+                        ok = ok && t.commit(&e);
+                    }
+                    sample->roundTripUs = double(timer->nsecsElapsed()) / 1000.0;
+                    sample->afterUs = sample->roundTripUs - sample->startUs - sample->unitUs;
+                    if (ok) {
+                        held.push_back(outcome->held);
+                        epochs[{a.accountId, a.slot}] = outcome->held.epoch;
+                    } else {
+                        std::fprintf(stderr, "inline claim: %s\n", qPrintable(e));
+                    }
+                    ++answered;
+                    continue;
+                }
                 store.submitUrgent(
                     [a, outcome, sample, timer](Database &db, QString *e) {
                         sample->startUs = double(timer->nsecsElapsed()) / 1000.0;
@@ -134,7 +164,8 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                         }
                     });
             }
-            loop.exec();
+            if (answered < n)
+                loop.exec();
             for (const Sample &s : samples) {
                 out->roundTrips.push_back(s.roundTripUs);
                 out->starts.push_back(s.startUs);
