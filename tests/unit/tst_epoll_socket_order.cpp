@@ -2,6 +2,9 @@
 // the sockets a client's first byte waits on go first in each pass, and a long pass looks for them again between
 // its other sockets. Like tst_epoll_dispatcher, this test runs its main thread on that dispatcher.
 #include "lib/EpollTestMain.h"
+#include "lib/RawHttpServer.h"
+#include "lib/UpstreamRecorder.h"
+#include "upstream/UpstreamClient.h"
 #include "util/EpollEventDispatcher.h"
 
 #include <QCoreApplication>
@@ -37,6 +40,7 @@ private slots:
     void aMarkedSocketGoesFirstInItsPass();
     void anAcceptedConnectionCanBeMarkedAtOnce();
     void aMarkedSocketReadyDuringALongPassGoesBeforeItsRest();
+    void anUpstreamCallIsMarkedFromItsSendToItsFirstEvent();
 };
 
 void TestEpollSocketOrder::aMarkedSocketGoesFirstInItsPass()
@@ -196,6 +200,34 @@ void TestEpollSocketOrder::aMarkedSocketReadyDuringALongPassGoesBeforeItsRest()
         installed()->setPriority(pairs[size_t(i)][0], false);
     QCOMPARE(installed()->priorityCounts().marked, quint64(0));
     QCOMPARE(installed()->priorityCounts().rechecked, quint64(0));
+}
+
+// UpstreamCall marks its connection's socket once its request is written (after the write, which is on the way of
+// the client's first byte) and unmarks it at the first event: until then a client waits on that socket.
+void TestEpollSocketOrder::anUpstreamCallIsMarkedFromItsSendToItsFirstEvent()
+{
+    sy::test::RawHttpServer server;
+    sy::UpstreamClient client;
+    sy::UpstreamRequest request;
+    request.method = "POST";
+    request.url = server.url("/backend-api/codex/responses");
+    request.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+    request.body = R"({"model":"gpt-5","stream":true})";
+    const quint64 before = installed()->priorityCounts().marked;
+    sy::test::UpstreamRecorder rec(client.start(request));
+    QTRY_COMPARE(server.requests.size(), 1);
+    QTRY_COMPARE(rec.sent, 1);
+    QCOMPARE(installed()->priorityCounts().marked, before + 1);
+    QTcpSocket *socket = server.requests[0].socket;
+    sy::test::RawHttpServer::writeHead(socket, "200 OK",
+                                       "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n");
+    QTest::qWait(50);
+    QCOMPARE(installed()->priorityCounts().marked, before + 1); // the head is not the first event
+    sy::test::RawHttpServer::writeChunk(socket, "event: response.created\ndata: {}\n\n");
+    QTRY_COMPARE(rec.events.size(), 1);
+    QCOMPARE(installed()->priorityCounts().marked, before);
+    sy::test::RawHttpServer::endChunks(socket);
+    QTRY_COMPARE(rec.outcomes.size(), 1);
 }
 
 int main(int argc, char **argv)
