@@ -333,9 +333,7 @@ EpollEventDispatcher::PriorityCounts EpollEventDispatcher::priorityCounts() cons
 
 int EpollEventDispatcher::addSocketHandledHook(std::function<void()> hook)
 {
-    const int id = d->nextHookId++;
-    d->socketHandledHooks.emplace_back(id, std::move(hook));
-    return id;
+    return addHook(d->socketHandledHooks, std::move(hook));
 }
 
 void EpollEventDispatcher::removeSocketHandledHook(int id)
@@ -345,14 +343,19 @@ void EpollEventDispatcher::removeSocketHandledHook(int id)
 
 int EpollEventDispatcher::addPassHook(std::function<void()> hook)
 {
-    const int id = d->nextHookId++;
-    d->passHooks.emplace_back(id, std::move(hook));
-    return id;
+    return addHook(d->passHooks, std::move(hook));
 }
 
 void EpollEventDispatcher::removePassHook(int id)
 {
     removeHook(d->passHooks, id);
+}
+
+int EpollEventDispatcher::addHook(std::vector<std::pair<int, std::function<void()>>> &hooks, std::function<void()> hook)
+{
+    const int id = d->nextHookId++;
+    hooks.emplace_back(id, std::move(hook));
+    return id;
 }
 
 void EpollEventDispatcher::removeHook(std::vector<std::pair<int, std::function<void()>>> &hooks, int id)

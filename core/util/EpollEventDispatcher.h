@@ -102,6 +102,7 @@ public:
 private:
     struct State;
     explicit EpollEventDispatcher(std::unique_ptr<State> state);
+    int addHook(std::vector<std::pair<int, std::function<void()>>> &hooks, std::function<void()> hook);
     static void removeHook(std::vector<std::pair<int, std::function<void()>>> &hooks, int id);
     static void runHooks(const std::vector<std::pair<int, std::function<void()>>> &hooks);
     std::unique_ptr<State> d;
