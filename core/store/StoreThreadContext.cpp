@@ -171,8 +171,9 @@ void StoreThreadContext::postDrain()
     QMetaObject::invokeMethod(this, [this] { drain(); }, Qt::QueuedConnection);
 }
 
-// One unit per event, and the one after it when the thread waited awake for it: timers and the change poll
-// still get their turn under a steady load.
+// One unit per event, and the one after it when the thread waited awake for it (at most two units per event;
+// a job found by the wait after the second goes through a posted drain): timers and the change poll still get
+// their turn under a steady load.
 void StoreThreadContext::drain()
 {
     bool ran = runNextUnit();

@@ -71,10 +71,11 @@ public:
     qint64 bytesAvailable() const { return m_in.size() - m_inPos; }
     QByteArray read(qint64 maxBytes);
     // The first maxBytes (at most) of the unread bytes, where they lie: valid until the next call on this
-    // socket. skip() then takes n of them, as read(n) would without copying them out.
+    // socket or the next turn of its event loop (which may receive more into the same buffer). skip() then takes
+    // n of them, as read(n) would without copying them out.
     QByteArrayView peek(qint64 maxBytes) const
     {
-        return QByteArrayView(m_in.constData() + m_inPos, qMin(maxBytes, bytesAvailable()));
+        return QByteArrayView(m_in.constData() + m_inPos, qBound<qint64>(0, maxBytes, bytesAvailable()));
     }
     void skip(qint64 n);
 

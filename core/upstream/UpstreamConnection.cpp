@@ -325,13 +325,6 @@ void UpstreamConnection::endRead()
         m_plain->skip(std::exchange(m_viewed, 0));
 }
 
-QByteArray UpstreamConnection::read(qint64 maxBytes)
-{
-    if (m_plain)
-        return m_plain->read(maxBytes);
-    return m_socket ? m_socket->read(maxBytes) : QByteArray();
-}
-
 void UpstreamConnection::close()
 {
     if (m_plain) {

@@ -96,7 +96,6 @@ public:
     void setReader(UpstreamConnectionReader *reader) { m_reader = reader; }
 
     qint64 bytesAvailable() const;
-    QByteArray read(qint64 maxBytes);
     // Reads without a buffer of its own per part: up to maxBytes received bytes, which endRead() takes. In
     // between nothing else may be called on this connection. A plain connection shows them where they lie
     // (DirectTcpSocket::peek()), a Qt socket reads them into one scratch buffer per thread.

@@ -47,6 +47,7 @@ class TestUpstreamClient : public QObject
 
 private slots:
     void sseEventsArriveIncrementally();
+    void sseEventSplitBetweenTheHeadsPartAndTheNextArrivesWhole();
     void sseEventOverTheLimitEndsTheCall_data();
     void sseEventOverTheLimitEndsTheCall();
     void statusHeadersAndBufferedBody_data();
@@ -118,6 +119,34 @@ void TestUpstreamClient::sseEventsArriveIncrementally()
     QCOMPARE(rec.bodies, 0);
     QTRY_VERIFY(!rec.call); // deletes itself
     QCOMPARE(client.activeCalls(), 0);
+}
+
+void TestUpstreamClient::sseEventSplitBetweenTheHeadsPartAndTheNextArrivesWhole()
+{
+    // The bytes read with the head are gathered and fed to the SSE parser by the call; the later ones go from the
+    // HTTP parser straight to it. An event (and one chunk) split across the two arrives whole and in order.
+    RawHttpServer server;
+    UpstreamClient client;
+    Recorder rec(client.start(turnRequest(server.url("/backend-api/codex/responses"))));
+    QTRY_COMPARE(server.requests.size(), 1);
+    QTcpSocket *socket = server.requests[0].socket;
+    const QByteArray first = "event: response.created\ndata: {\"type\":\"response.created\"}\n\n";
+    const QByteArray second = "event: response.output_text.delta\ndata: {\"delta\":\"split\"}\n\n";
+    const QByteArray chunk = first + second;
+    const qsizetype cut = first.size() + 20; // inside the second event's data line
+    socket->write("HTTP/1.1 200 OK\r\n" + sseHead + "\r\n" + QByteArray::number(chunk.size(), 16) + "\r\n" +
+                  chunk.first(cut));
+    QTRY_COMPARE(rec.events.size(), 1);
+    QTest::qWait(20);
+    QCOMPARE(rec.events.size(), 1); // the second waits for the rest of its line
+    socket->write(chunk.sliced(cut) + "\r\n");
+    QTRY_COMPARE(rec.events.size(), 2);
+    QCOMPARE(rec.events[0].event, QByteArray("response.created"));
+    QCOMPARE(rec.events[1].event, QByteArray("response.output_text.delta"));
+    QCOMPARE(rec.events[1].data, QByteArray(R"({"delta":"split"})"));
+    RawHttpServer::endChunks(socket);
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QCOMPARE(rec.outcomes[0], Outcome::Completed);
 }
 
 void TestUpstreamClient::sseEventOverTheLimitEndsTheCall_data()
