@@ -180,18 +180,16 @@ void StoreThreadContext::drain()
     QMutexLocker lock(&m_queueMutex);
     // A job found while waiting awake (the claim the wait was for) runs at once: going back to the event loop
     // first would cost a post to this thread, a poll and a read on the way of that claim (bench/HISTORY.md).
-    if (m_queue.empty() && m_urgent.empty()) {
+    for (int units = 1; m_queue.empty() && m_urgent.empty(); ++units) {
         if (!(ran && awaitNextJob(lock, m_lastUnitWarmedUp))) {
             m_drainPosted = false;
             return;
         }
+        if (units == 2)
+            break; // found after the second unit: a posted drain runs it
         lock.unlock();
         ran = runNextUnit();
         lock.relock();
-        if (m_queue.empty() && m_urgent.empty() && !(ran && awaitNextJob(lock, m_lastUnitWarmedUp))) {
-            m_drainPosted = false;
-            return;
-        }
     }
     lock.unlock();
     postDrain();

@@ -307,8 +307,9 @@ qint64 UpstreamConnection::bytesAvailable() const
 QByteArrayView UpstreamConnection::beginRead(qint64 maxBytes)
 {
     if (m_plain) {
-        m_viewed = m_plain->peek(maxBytes).size();
-        return m_plain->peek(m_viewed);
+        const QByteArrayView view = m_plain->peek(maxBytes);
+        m_viewed = view.size();
+        return view;
     }
     m_viewed = 0;
     if (!m_socket)
