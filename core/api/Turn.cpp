@@ -317,7 +317,8 @@ void Turn::dispatch(const QString &accountId)
     connect(m_call, &UpstreamCall::requestSent, this, &Turn::onRequestSent);
     connect(m_call, &UpstreamCall::headersReceived, this, &Turn::onHeaders);
     // Every event passes here: a direct call rather than a connection, unset where the turn disconnects
-    // (letCallFinish(), dropCall(); ~Turn() drops its call).
+    // (letCallFinish(), dropCall(); ~Turn() drops its call). A call let finish outlives the turn; had the unset
+    // been forgotten, the listener would still leave it when the turn is destroyed (~UpstreamEventListener).
     m_call->setEventListener(this);
     connect(m_call, &UpstreamCall::bodyReceived, this, &Turn::onBody);
     connect(m_call, &UpstreamCall::finished, this, &Turn::onFinished);

@@ -131,8 +131,26 @@ UpstreamCall::UpstreamCall(UpstreamClient *client, const UpstreamRequest &reques
     m_http = std::make_unique<HttpResponseParser>(m_headRequest);
 }
 
+UpstreamEventListener::~UpstreamEventListener()
+{
+    if (m_listenedCall)
+        m_listenedCall->setEventListener(nullptr);
+}
+
+void UpstreamCall::setEventListener(UpstreamEventListener *listener)
+{
+    if (m_eventListener)
+        m_eventListener->m_listenedCall = nullptr;
+    if (listener && listener->m_listenedCall && listener->m_listenedCall != this)
+        listener->m_listenedCall->setEventListener(nullptr); // one call per listener
+    m_eventListener = listener;
+    if (listener)
+        listener->m_listenedCall = this;
+}
+
 UpstreamCall::~UpstreamCall()
 {
+    setEventListener(nullptr);
     // Only reached without finish() when the client goes away: close, never pool, a half-used connection.
     if (m_connection)
         m_connection->close();
@@ -439,7 +457,7 @@ void UpstreamCall::finish(Outcome outcome, const QString &detail)
         return;
     m_done = true;
     m_paused = false;
-    m_eventListener = nullptr; // nothing is delivered after finished(); its listener may be gone soon after
+    setEventListener(nullptr); // nothing is delivered after finished(); its listener may be gone soon after
     // Give the connection back (or close it) before anyone hears about it.
     releaseConnection();
     m_body.clear();

@@ -52,14 +52,25 @@ struct UpstreamRequest
 // caller's headers (less those the transport owns), for UpstreamRequest::preparedHead.
 QByteArray upstreamRequestHeadStart(const UpstreamRequest &request);
 
+class UpstreamCall;
+
 // The one receiver of a call's events (a Turn), called instead of UpstreamCall::sseEvent() (setEventListener()).
+// A listener destroyed while it is set detaches itself: the call never reaches a listener that is gone, even if
+// its owner forgot to unset it (a call let finish after its turn may outlive that turn by seconds).
 class UpstreamEventListener
 {
 public:
     virtual void upstreamEvent(const SseEvent &event) = 0;
 
 protected:
-    ~UpstreamEventListener() = default;
+    UpstreamEventListener() = default;
+    UpstreamEventListener(const UpstreamEventListener &) = delete;
+    UpstreamEventListener &operator=(const UpstreamEventListener &) = delete;
+    virtual ~UpstreamEventListener(); // virtual: UpstreamCall, a friend, could reach it
+
+private:
+    friend class UpstreamCall;
+    UpstreamCall *m_listenedCall = nullptr; // the call this is set on; cleared by either side's detach
 };
 
 // One upstream HTTP/1.1 exchange, created by UpstreamClient::start(). Lives in the client's thread.
@@ -116,8 +127,8 @@ public:
     // Called instead of emitting sseEvent() while set: for the one receiver of a stream's events (a Turn), a
     // direct call per event instead of a signal emission (bench/HISTORY.md, "Upstream reads without signals").
     // Whoever sets it unsets it (null) when it stops listening, as it would disconnect; from inside its own call
-    // too.
-    void setEventListener(UpstreamEventListener *listener) { m_eventListener = listener; }
+    // too. A listener set on another call leaves this one; one destroyed while set leaves it too.
+    void setEventListener(UpstreamEventListener *listener);
 
     bool isPaused() const { return m_paused; }
     bool isFinished() const { return m_done; }

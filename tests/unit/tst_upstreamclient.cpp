@@ -9,6 +9,7 @@
 #include <QTcpSocket>
 #include <QTest>
 #include <memory>
+#include <optional>
 
 using sy::SseEvent;
 using sy::UpstreamCall;
@@ -62,6 +63,7 @@ private slots:
     void abortEmitsExactlyOneFinishedAndStops();
     void abortFromInsideEventHandler();
     void eventListenerMayAbortOrLeaveFromInsideItsCall();
+    void aListenerDestroyedWhileSetDetachesItself();
     void abortAfterFinishedIsNoOp();
     void twentyConcurrentCallsRunAtOnce();
     void pauseStopsDrainingTheSocket();
@@ -458,6 +460,74 @@ void TestUpstreamClient::eventListenerMayAbortOrLeaveFromInsideItsCall()
             QCOMPARE(rec.events.size(), 2); // "2" and "3", through the signal
         }
     }
+}
+
+void TestUpstreamClient::aListenerDestroyedWhileSetDetachesItself()
+{
+    // A call let finish after its turn's terminal event may outlive that turn: a listener destroyed while it is
+    // still set must never be called again; the events go to the signal then. Red when ~UpstreamEventListener
+    // does not detach (the call reaches a destroyed listener, or nothing reaches the signal).
+    struct Listener final : sy::UpstreamEventListener
+    {
+        bool *alive = nullptr;
+        int *calledWhileDead = nullptr;
+        QList<QByteArray> seen;
+        ~Listener() { *alive = false; }
+        void upstreamEvent(const sy::SseEvent &event) override
+        {
+            if (!*alive)
+                ++*calledWhileDead;
+            else
+                seen.append(event.data);
+        }
+    };
+    RawHttpServer server;
+    UpstreamClient client;
+    UpstreamCall *call = client.start(turnRequest(server.url("/r")));
+    Recorder rec(call);
+    bool alive = true;
+    int calledWhileDead = 0;
+    std::optional<Listener> listener(std::in_place);
+    listener->alive = &alive;
+    listener->calledWhileDead = &calledWhileDead;
+    call->setEventListener(&*listener);
+    QTRY_COMPARE(server.requests.size(), 1);
+    QTcpSocket *socket = server.requests[0].socket;
+    RawHttpServer::writeHead(socket, "200 OK", sseHead);
+    RawHttpServer::writeChunk(socket, "data: 1\n\n");
+    QTRY_COMPARE(listener->seen, QList<QByteArray>{"1"});
+    listener.reset();
+    QVERIFY(!alive);
+    RawHttpServer::writeChunk(socket, "data: 2\n\n");
+    RawHttpServer::endChunks(socket);
+    QTRY_COMPARE(rec.outcomes.size(), 1);
+    QCOMPARE(rec.outcomes, QList<Outcome>{Outcome::Completed});
+    QCOMPARE(calledWhileDead, 0);
+    QCOMPARE(rec.events.size(), 1); // "2", through the signal
+
+    // Set on a second call, a listener leaves the first: destroying it later touches neither.
+    UpstreamCall *first = client.start(turnRequest(server.url("/r")));
+    UpstreamCall *second = client.start(turnRequest(server.url("/r")));
+    Recorder firstRec(first);
+    Recorder secondRec(second);
+    alive = true;
+    listener.emplace();
+    listener->alive = &alive;
+    listener->calledWhileDead = &calledWhileDead;
+    first->setEventListener(&*listener);
+    second->setEventListener(&*listener);
+    QTRY_COMPARE(server.requests.size(), 3);
+    for (int i : {1, 2}) {
+        RawHttpServer::writeHead(server.requests[i].socket, "200 OK", sseHead);
+        RawHttpServer::writeChunk(server.requests[i].socket, "data: x\n\n");
+    }
+    QTRY_COMPARE(listener->seen.size() + firstRec.events.size(), 2);
+    QCOMPARE(listener->seen.size(), 1);
+    QCOMPARE(firstRec.events.size(), 1);
+    first->abort();
+    listener.reset();
+    second->abort();
+    QCOMPARE(calledWhileDead, 0);
 }
 
 void TestUpstreamClient::abortAfterFinishedIsNoOp()
