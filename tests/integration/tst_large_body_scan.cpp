@@ -365,7 +365,7 @@ private slots:
     // A client that leaves while its body is scanned (its claim won meanwhile) ends its turn at once: the slot
     // is released, the early call aborted, and the scan's late result changes nothing; the proxy serves on. (The
     // turn is gone by then: the scanner drops the result. Turn::onScanned's check of a turn settled but not yet
-    // deleted is not reached here.)
+    // deleted is reached in the next test.)
     void aClientLeavingWhileItsBodyIsScannedLeavesNoSlotHeld()
     {
         const QString error = start(true);
@@ -389,6 +389,54 @@ private slots:
                              codexBody(QStringLiteral("after")))
                      .status,
                  200);
+    }
+
+    // The same, with the turn still there when its scan answers: its settlement waits for the database's write
+    // lock, held here, so the turn is settled but not yet deleted. Turn::onScanned must then do nothing: the turn
+    // stays "settling" (not "routing" again), no request goes upstream, the slot is released once. Red (the
+    // stage) without its check of a settled turn; route() checks too, so nothing would be claimed or sent.
+    void aScanAnsweringASettledTurnChangesNothing()
+    {
+        const QString error = start(true);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        qint64 before = 0;
+        int upstreamBefore = 0;
+        auto client = claimedWhileScanned(codexBody(QString(kLargeBody, QLatin1Char('z'))), &before, &upstreamBefore);
+        QVERIFY2(client, "no large turn whose claim was won while its scan was held");
+        const qint64 scansBefore = turnStagesCount("scans_done");
+        const QString name = QStringLiteral("tst_large_body_scan_lock");
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+            db.setDatabaseName(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"));
+            QVERIFY2(db.open(), qPrintable(db.lastError().text()));
+            QSqlQuery lock(db);
+            QVERIFY2(lock.exec(QStringLiteral("BEGIN IMMEDIATE")), qPrintable(lock.lastError().text()));
+            client->socket()->abort();
+            client.reset();
+            QTest::qWait(200); // the proxy sees the client leave and settles the turn: the settlement waits
+            releaseScan();
+            // The scan thread looks at its flag every 5 ms: its result reaches the turn, settled and still there
+            // (/api/status is answered from memory, the store thread is not asked).
+            QTRY_COMPARE_WITH_TIMEOUT(turnStagesCount("scans_done"), scansBefore + 1, 2000);
+            QTest::qWait(50);
+            const QJsonArray turns = status().value(QLatin1String("in_flight")).toArray();
+            QCOMPARE(turns.size(), 1);
+            QCOMPARE(turns.at(0).toObject().value(QLatin1String("stage")).toString(), QStringLiteral("settling"));
+            QVERIFY2(lock.exec(QStringLiteral("ROLLBACK")), qPrintable(lock.lastError().text()));
+            db.close(); // well inside the proxy's busy_timeout (5 s): its settlement commits now
+        }
+        QSqlDatabase::removeDatabase(name);
+        qint64 epochs = 0;
+        int held = 0;
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
+        QTest::qWait(100);
+        QCOMPARE(turnsUpstream(), upstreamBefore);
+        QVERIFY(m_proxy->isRunning());
+        QCOMPARE(httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))), kCodexHeaders,
+                             codexBody(QStringLiteral("after")))
+                     .status,
+                 200);
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 2), 5000);
     }
 };
 
