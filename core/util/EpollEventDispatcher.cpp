@@ -1,6 +1,7 @@
 #include "util/EpollEventDispatcher.h"
 
 #include <QCoreApplication>
+#include <QThread>
 
 #ifdef Q_OS_LINUX
 #include "util/EpollEventDispatcher_p.h"
@@ -69,6 +70,7 @@ EpollEventDispatcher::~EpollEventDispatcher() = default;
 
 bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
 {
+    d->ownerThread.store(QThread::currentThreadId(), std::memory_order_relaxed);
     d->interrupted.storeRelaxed(0);
     emit awake();
     runHooks(d->passHooks);
@@ -90,6 +92,8 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         return false;
 
     d->applyChanges();
+    if (d->wakeWithoutFd)
+        timeoutMs = 0; // this thread posted to itself (wakeUp()): no eventfd to end the wait
     epoll_event events[kMaxEventsPerWait];
     int n = mayWait && timeoutMs != 0 ? d->busyPoll(events, kMaxEventsPerWait, &timeoutMs) : 0;
     if (n == 0)
@@ -98,6 +102,13 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         if (errno != EINTR)
             qWarning("EpollEventDispatcher: epoll_wait: %s", strerror(errno));
         n = 0;
+    }
+    int activity = 0;
+    if (d->wakeWithoutFd) {
+        // What it posted, as a wake-up's eventfd would have had it delivered in this pass.
+        d->drainWakeUps();
+        QCoreApplication::sendPostedEvents();
+        ++activity;
     }
 
     d->putPriorityFirst(events, n);
@@ -108,7 +119,6 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         if (generation != 0 && generation != kGlibGeneration)
             lastSocket = i;
     }
-    int activity = 0;
     // After each socket: what was posted while this pass works through its sockets (a store answer: the slot
     // claim a new turn waits on before its first byte) is delivered between two sockets rather than after the
     // last one; then the hooks run (not after the pass's last socket: the end of a pass has its own flush).
@@ -273,11 +283,24 @@ int EpollEventDispatcher::remainingTime(int timerId)
 
 void EpollEventDispatcher::wakeUp()
 {
+    // A post from the dispatcher's own thread (a deleteLater(), a queued call to itself) finds it running: the
+    // next wait is made not to block instead of writing the eventfd (and reading it back after the wait).
+    if (QThread::currentThreadId() == d->ownerThread.load(std::memory_order_relaxed)) {
+        if (d->wakePending.testAndSetAcquire(0, 1))
+            d->wakeWithoutFd = true;
+        return;
+    }
     if (d->wakePending.testAndSetAcquire(0, 1)) {
+        d->wakeWrites.fetch_add(1, std::memory_order_relaxed);
         const quint64 one = 1;
         while (::write(d->wakeFd, &one, sizeof one) < 0 && errno == EINTR) {
         }
     }
+}
+
+quint64 EpollEventDispatcher::wakeWrites() const
+{
+    return d->wakeWrites.load(std::memory_order_relaxed);
 }
 
 void EpollEventDispatcher::interrupt()

@@ -49,6 +49,9 @@ public:
 
     // For tests: how many epoll_ctl calls were made (deferred changes that cancel out make none).
     quint64 controlCalls() const;
+    // For tests: how many times wakeUp() wrote the eventfd (a post from another thread to this one while it had
+    // no wake-up pending; its own thread's posts write none).
+    quint64 wakeWrites() const;
     // Waits that polled instead of blocking while a BusyPollHold was held (util/BusyPoll.h), and of those the
     // ones that found an event within their window. Dispatcher's thread only.
     struct BusyPollCounts

@@ -214,8 +214,12 @@ void EpollEventDispatcher::State::markDirty(int fd, Socket &s)
 
 void EpollEventDispatcher::State::drainWakeUps()
 {
-    quint64 value;
-    while (::read(wakeFd, &value, sizeof value) < 0 && errno == EINTR) {
+    if (wakeWithoutFd) {
+        wakeWithoutFd = false; // nothing was written: no other thread writes while wakePending is set
+    } else {
+        quint64 value;
+        while (::read(wakeFd, &value, sizeof value) < 0 && errno == EINTR) {
+        }
     }
     wakePending.storeRelease(0);
 }

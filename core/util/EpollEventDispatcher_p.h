@@ -9,6 +9,7 @@
 
 #include <QAtomicInt>
 #include <QSocketNotifier>
+#include <atomic>
 #include <ctime>
 #include <functional>
 #include <set>
@@ -59,7 +60,14 @@ struct EpollEventDispatcher::State
     quint64 passes = 0;       // numbers the passes (Socket::handledPass)
     quint64 rechecks = 0;     // polls of priorityEpollFd
     quint64 handledEarly = 0; // sockets they found ready and handled before the rest of their pass
+    // Set by the first wakeUp() after the last drainWakeUps(): later ones need not write the eventfd again.
     QAtomicInt wakePending;
+    // wakePending was set by the dispatcher's own thread, which wrote nothing: it is running, not waiting, so it
+    // need only not block in its next wait (processEvents()). Dispatcher's thread only.
+    bool wakeWithoutFd = false;
+    // The thread that runs processEvents() (null before its first call): its own wake-ups write no eventfd.
+    std::atomic<Qt::HANDLE> ownerThread{nullptr};
+    std::atomic<quint64> wakeWrites{0}; // eventfd writes by wakeUp(), for tests
     QAtomicInt interrupted;
     quint64 controlCalls = 0;
     quint64 busyPolls = 0;    // waits that polled instead of blocking (BusyPoll.h)

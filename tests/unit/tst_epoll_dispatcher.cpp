@@ -85,6 +85,7 @@ private slots:
     void aTimerIsNotReenteredFromANestedLoop();
     void remainingTimeAndRegisteredTimers();
     void aPostFromAnotherThreadWakesTheLoop();
+    void aPostFromItsOwnThreadArrivesWithoutAnEventfdWrite();
     void aPostMadeDuringAPassComesBeforeItsNextSocket();
     void aPostThatWokeThePassComesBeforeItsSockets();
     void aHookRunsBetweenTwoSocketsOfAPass();
@@ -268,6 +269,49 @@ void TestEpollDispatcher::aPostFromAnotherThreadWakesTheLoop()
     loop.exec();
     poster.join();
     QVERIFY(arrived);
+}
+
+void TestEpollDispatcher::aPostFromItsOwnThreadArrivesWithoutAnEventfdWrite()
+{
+    // Posted from a handler of this loop, as the proxy thread's deleteLater() and queued calls to itself are: the
+    // loop is running then, so the post only keeps its next wait from blocking; nothing is written to the eventfd
+    // (and read back). A chain of twenty, each posted by the one before, with no timer but the failsafe: red
+    // (timed out) if a wait blocks on such a post, red (writes) if it writes.
+    QObject receiver;
+    QEventLoop loop;
+    int arrived = 0;
+    bool timedOut = false;
+    QTimer failsafe; // only ends a hang; `timedOut` tells which way the loop ended
+    failsafe.setSingleShot(true);
+    connect(&failsafe, &QTimer::timeout, &loop, [&] {
+        timedOut = true;
+        loop.quit();
+    });
+    failsafe.start(10'000);
+    const quint64 writesBefore = installed()->wakeWrites();
+    std::function<void()> next;
+    next = [&] {
+        if (++arrived < 20)
+            QMetaObject::invokeMethod(&receiver, next, Qt::QueuedConnection);
+        else
+            loop.quit();
+    };
+    QMetaObject::invokeMethod(&receiver, next, Qt::QueuedConnection);
+    loop.exec();
+    QVERIFY(!timedOut);
+    QCOMPARE(arrived, 20);
+    QCOMPARE(installed()->wakeWrites(), writesBefore);
+
+    // From another thread, the post writes the eventfd: that is what wakes the wait.
+    std::thread poster([&] {
+        QThread::msleep(50);
+        QMetaObject::invokeMethod(
+            &receiver, [&] { loop.quit(); }, Qt::QueuedConnection);
+    });
+    loop.exec();
+    poster.join();
+    QVERIFY(!timedOut);
+    QCOMPARE(installed()->wakeWrites(), writesBefore + 1);
 }
 
 // Two socket pairs whose reading ends are watched: each byte that arrives is read and logged as "socket" in
