@@ -215,7 +215,9 @@ void EpollEventDispatcher::State::markDirty(int fd, Socket &s)
 void EpollEventDispatcher::State::drainWakeUps()
 {
     if (wakeWithoutFd) {
-        wakeWithoutFd = false; // nothing was written: no other thread writes while wakePending is set
+        // This thread wrote nothing. Another thread's write may still land now (it won the flag before the last
+        // drain and was held up before its write()): the eventfd's own event reads it in a later pass.
+        wakeWithoutFd = false;
     } else {
         quint64 value;
         while (::read(wakeFd, &value, sizeof value) < 0 && errno == EINTR) {

@@ -16,6 +16,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScopeGuard>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -404,28 +405,38 @@ private slots:
         auto client = claimedWhileScanned(codexBody(QString(kLargeBody, QLatin1Char('z'))), &before, &upstreamBefore);
         QVERIFY2(client, "no large turn whose claim was won while its scan was held");
         const qint64 scansBefore = turnStagesCount("scans_done");
+        // The one turn in flight's stage (/api/status is answered from memory: the store thread is not asked).
+        auto onlyStage = [this] {
+            const QJsonArray turns = status().value(QLatin1String("in_flight")).toArray();
+            return turns.size() == 1 ? turns.at(0).toObject().value(QLatin1String("stage")).toString()
+                                     : QStringLiteral("%1 turns in flight").arg(turns.size());
+        };
         const QString name = QStringLiteral("tst_large_body_scan_lock");
+        const auto forget = qScopeGuard([&] { QSqlDatabase::removeDatabase(name); });
         {
             QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
             db.setDatabaseName(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"));
             QVERIFY2(db.open(), qPrintable(db.lastError().text()));
             QSqlQuery lock(db);
             QVERIFY2(lock.exec(QStringLiteral("BEGIN IMMEDIATE")), qPrintable(lock.lastError().text()));
+            bool locked = true;
+            const auto unlock = qScopeGuard([&] { // a failed check below must not leave the proxy locked out
+                if (locked)
+                    lock.exec(QStringLiteral("ROLLBACK"));
+            });
             client->socket()->abort();
             client.reset();
-            QTest::qWait(200); // the proxy sees the client leave and settles the turn: the settlement waits
+            // The proxy sees the client leave and settles the turn: the settlement waits for the lock. All of this
+            // stays well inside the proxy's busy_timeout (5 s).
+            QTRY_COMPARE_WITH_TIMEOUT(onlyStage(), QStringLiteral("settling"), 1500);
             releaseScan();
-            // The scan thread looks at its flag every 5 ms: its result reaches the turn, settled and still there
-            // (/api/status is answered from memory, the store thread is not asked).
+            // The scan thread looks at its flag every 5 ms: its result reaches the turn, settled and still there.
             QTRY_COMPARE_WITH_TIMEOUT(turnStagesCount("scans_done"), scansBefore + 1, 2000);
             QTest::qWait(50);
-            const QJsonArray turns = status().value(QLatin1String("in_flight")).toArray();
-            QCOMPARE(turns.size(), 1);
-            QCOMPARE(turns.at(0).toObject().value(QLatin1String("stage")).toString(), QStringLiteral("settling"));
+            QCOMPARE(onlyStage(), QStringLiteral("settling"));
             QVERIFY2(lock.exec(QStringLiteral("ROLLBACK")), qPrintable(lock.lastError().text()));
-            db.close(); // well inside the proxy's busy_timeout (5 s): its settlement commits now
+            locked = false; // its settlement commits now
         }
-        QSqlDatabase::removeDatabase(name);
         qint64 epochs = 0;
         int held = 0;
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);

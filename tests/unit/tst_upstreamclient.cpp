@@ -466,7 +466,8 @@ void TestUpstreamClient::aListenerDestroyedWhileSetDetachesItself()
 {
     // A call let finish after its turn's terminal event may outlive that turn: a listener destroyed while it is
     // still set must never be called again; the events go to the signal then. Red when ~UpstreamEventListener
-    // does not detach (the call reaches a destroyed listener, or nothing reaches the signal).
+    // does not detach: the call reaches the destroyed listener (counted below, or an abort in a pure virtual
+    // call, as the compiler leaves the object), and nothing reaches the signal.
     struct Listener final : sy::UpstreamEventListener
     {
         bool *alive = nullptr;
