@@ -23,16 +23,18 @@ bool earlySendWanted()
     return wanted;
 }
 
-// Bodies from this size on are sent early. For a small one the send is over in tens of microseconds, and on the
-// bench machine's two cores its early wake-up of the upstream competes with the claim's store thread: a same-
-// binary A/B at c=1 (42 KiB bodies) showed no gain (bench/results/ab-run33-early-send.txt). For a large one the
-// upstream reads it while the proxy thread scans it and the claim runs. SWITCHYARD_EARLY_SEND_MIN_BYTES: for A/B.
+// Bodies from this size on are sent early: any body by default. Until session 39 only those of 256 KiB or more
+// were (a same-binary A/B at c=1 with 42 KiB bodies had shown no gain then, bench/results/ab-run33-early-send.txt);
+// since session 38's store-thread changes the send of a 42 KiB body beside its claim takes about 55 us off the
+// time to the first byte at c=1 and costs nothing measurable under load (bench/results/ab-run39-early-send.txt).
+// A large body is read by the upstream while the proxy thread scans it and the claim runs.
+// SWITCHYARD_EARLY_SEND_MIN_BYTES=N: from N bytes on only, for A/B runs (262144: as before session 39).
 qsizetype earlySendMinBytes()
 {
     static const qsizetype bytes = [] {
         bool ok = false;
         const qlonglong v = qEnvironmentVariableIntValue("SWITCHYARD_EARLY_SEND_MIN_BYTES", &ok);
-        return ok && v >= 0 ? qsizetype(v) : qsizetype(256 * 1024);
+        return ok && v >= 0 ? qsizetype(v) : qsizetype(0);
     }();
     return bytes;
 }

@@ -198,6 +198,29 @@ class TestLargeBodyScan : public QObject
 
     // On a proxy started with its scan held: a warm-up turn, then a large turn whose claim is won while its scan
     // is held. Sets the slot epochs and the upstream's turn count from before it.
+    // A proxy started with its scan held, and on it a large turn (its text all `fill`) whose claim was won while
+    // its scan is held (claimedWhileScanned()). Null after a failed QVERIFY here.
+    std::unique_ptr<RawHttpClient> startWithALargeTurnClaimedWhileScanned(QChar fill, qint64 *before,
+                                                                          int *upstreamBefore)
+    {
+        std::unique_ptr<RawHttpClient> client;
+        [&] {
+            const QString error = start(true);
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+            client = claimedWhileScanned(codexBody(QString(kLargeBody, fill)), before, upstreamBefore);
+            QVERIFY2(client, "no large turn whose claim was won while its scan was held");
+        }();
+        return client;
+    }
+
+    // The status of one more, small Codex turn: the proxy serves on.
+    int nextTurnStatus()
+    {
+        return httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))), kCodexHeaders,
+                           codexBody(QStringLiteral("after")))
+            .status;
+    }
+
     std::unique_ptr<RawHttpClient> claimedWhileScanned(const QByteArray &body, qint64 *epochsBefore,
                                                        int *upstreamBefore)
     {
@@ -297,7 +320,8 @@ private slots:
         QVERIFY2(client, "no large turn whose claim was won while its scan was held");
         qint64 epochs = 0;
         int held = 0;
-        QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 1);
+        // The warm-up turn's (any body goes early) and this one's.
+        QCOMPARE(turnStagesCount("early_sends") - earlyBefore, 2);
         QCOMPARE(turnsUpstream(), upstreamBefore);
         QTest::qWait(200); // time for a dispatch that did not wait
         QCOMPARE(turnsUpstream(), upstreamBefore);
@@ -306,7 +330,7 @@ private slots:
 
         const QString answered = completedWhole(*client, body, upstreamBefore);
         QVERIFY2(answered.isEmpty(), qPrintable(answered));
-        QCOMPARE(turnStagesCount("dispatches_sent_early") - sentEarlyBefore, 1); // the early call went on
+        QCOMPARE(turnStagesCount("dispatches_sent_early") - sentEarlyBefore, 2); // the early calls went on
         // The scan thread keeps the parser it used for the next large body, and /api/status shows it.
         const QJsonObject scanPool =
             status().value(QLatin1String("large_buffers")).toObject().value(QLatin1String("scan_thread")).toObject();
@@ -369,12 +393,10 @@ private slots:
     // deleted is reached in the next test.)
     void aClientLeavingWhileItsBodyIsScannedLeavesNoSlotHeld()
     {
-        const QString error = start(true);
-        QVERIFY2(error.isEmpty(), qPrintable(error));
         qint64 before = 0;
         int upstreamBefore = 0;
-        auto client = claimedWhileScanned(codexBody(QString(kLargeBody, QLatin1Char('y'))), &before, &upstreamBefore);
-        QVERIFY2(client, "no large turn whose claim was won while its scan was held");
+        auto client = startWithALargeTurnClaimedWhileScanned(QLatin1Char('y'), &before, &upstreamBefore);
+        QVERIFY(client);
         qint64 epochs = 0;
         int held = 0;
         client->socket()->abort();
@@ -386,10 +408,7 @@ private slots:
         QTest::qWait(100);
         QCOMPARE(turnsUpstream(), upstreamBefore);
         QVERIFY(m_proxy->isRunning());
-        QCOMPARE(httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))), kCodexHeaders,
-                             codexBody(QStringLiteral("after")))
-                     .status,
-                 200);
+        QCOMPARE(nextTurnStatus(), 200);
     }
 
     // The same, with the turn still there when its scan answers: its settlement waits for the database's write
@@ -398,12 +417,10 @@ private slots:
     // stage) without its check of a settled turn; route() checks too, so nothing would be claimed or sent.
     void aScanAnsweringASettledTurnChangesNothing()
     {
-        const QString error = start(true);
-        QVERIFY2(error.isEmpty(), qPrintable(error));
         qint64 before = 0;
         int upstreamBefore = 0;
-        auto client = claimedWhileScanned(codexBody(QString(kLargeBody, QLatin1Char('z'))), &before, &upstreamBefore);
-        QVERIFY2(client, "no large turn whose claim was won while its scan was held");
+        auto client = startWithALargeTurnClaimedWhileScanned(QLatin1Char('z'), &before, &upstreamBefore);
+        QVERIFY(client);
         const qint64 scansBefore = turnStagesCount("scans_done");
         // The one turn in flight's stage (/api/status is answered from memory: the store thread is not asked).
         auto onlyStage = [this] {
@@ -443,10 +460,7 @@ private slots:
         QTest::qWait(100);
         QCOMPARE(turnsUpstream(), upstreamBefore);
         QVERIFY(m_proxy->isRunning());
-        QCOMPARE(httpRequest("POST", QUrl(m_proxy->url(QStringLiteral("/backend-api/codex/responses"))), kCodexHeaders,
-                             codexBody(QStringLiteral("after")))
-                     .status,
-                 200);
+        QCOMPARE(nextTurnStatus(), 200);
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 2), 5000);
     }
 };

@@ -389,6 +389,8 @@ private slots:
         const QString newToken = str(otherTurns.at(1).toObject(), "authorization");
         QVERIFY(newToken != a.accessToken);
         QCOMPARE(large.partial().status, 0); // the refresh came before the large turn's dispatch
+        // (The other turn's requests went early too, as every body does: only what the large turn adds counts.)
+        const qint64 sentEarlyBefore = stagesCount("dispatches_sent_early");
         QFile::remove(hold);
 
         const std::optional<RawResponse> r = large.readResponse(15000);
@@ -398,7 +400,7 @@ private slots:
         QCOMPARE(turns.size(), 1);
         QCOMPARE(str(turns.at(0).toObject(), "authorization"), newToken);
         QCOMPARE(turns.at(0).toObject().value(QLatin1String("body_size")).toInteger(), body.size());
-        QCOMPARE(stagesCount("dispatches_sent_early"), qint64(0)); // sent anew
+        QCOMPARE(stagesCount("dispatches_sent_early"), sentEarlyBefore); // sent anew
         QCOMPARE(refreshRequests().size(), 1);
     }
 

@@ -307,7 +307,7 @@ private slots:
 
     // Above 1 MiB the Codex rules stay Codex's. A keyed chat body is not sent early untranslated nor handed to the
     // scan thread (red when Turn::start() sends and scans it as a Codex body: one more early send and a scan);
-    // its translation goes early instead, as any body of 256 KiB or more. A keyed /v1/responses continuation is
+    // its translation goes early instead, as any body since session 39. A keyed /v1/responses continuation is
     // searched whatever its size, so it claims once its owner is known, not before its parse (red when its
     // claim goes out first: prepared_while_claiming moves), and is served by its owner.
     void largeKeyedBodiesKeepTheirOwnRoutes()
