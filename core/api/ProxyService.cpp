@@ -84,11 +84,6 @@ QString ProxyService::start()
         m_scanner = new RequestScanThread(kLargeBufferSweepMs, this);
     applyFrontDoorSettings();
     m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) { handle(request, response); });
-    m_claimAtBody = qEnvironmentVariable("SWITCHYARD_CLAIM_AT_BODY") != QLatin1String("0");
-    if (m_claimAtBody)
-        m_server->setWholeBodyObserver([this](const std::shared_ptr<HttpRequest> &request, QByteArrayView body) {
-            startTurnAtBody(request, body);
-        });
     // A turn's head arrives 50-100 us before its claim is submitted (the body is read, scanned and routed in
     // between): enough for an idle store thread to wake up and warm its caches for that claim. Not when API keys
     // are required: the key check's own store read comes first and wakes the store thread, and a warm-up
@@ -317,43 +312,8 @@ quint16 ProxyService::port() const
     return m_server ? m_server->serverPort() : 0;
 }
 
-void ProxyService::startTurnAtBody(const std::shared_ptr<HttpRequest> &request, QByteArrayView body)
-{
-    // Only a request handle() would pass to admit() at once, with the same checks: the front door, a Codex turn
-    // route and method, no drain, no API key to check first (its store read). Nothing about the request can
-    // change before handle() runs, and neither can these settings (no event-loop pass in between).
-    if (request->method != "POST" || m_draining || m_apiKeysRequired || body.size() > kClaimSoonMaxBodyBytes ||
-        m_frontDoor.check(*request))
-        return;
-    const RouteMatch match = matchRoute(request->method, request->path.toUtf8(), request->header("upgrade"));
-    if (match.websocketUpgrade || !match.methodAllowed || match.route != Route::CodexResponses)
-        return;
-    Turn *turn = newTurn(match, request, nullptr);
-    request->startedEarly = turn;
-    turn->startAtBody(body);
-    // handle() attaches it in this same event-loop pass; should it not, the turn must not wait for ever.
-    QMetaObject::invokeMethod(turn, &Turn::abandonIfUnattached, Qt::QueuedConnection);
-}
-
-Turn *ProxyService::newTurn(const RouteMatch &match, HttpRequestPtr request, HttpResponse *response)
-{
-    ProxyServices services{m_config, &m_clock, m_pool, m_upstream, m_store, m_egress, &m_stages, m_scanner};
-    auto *turn = new Turn(services, std::move(request), response, match, this);
-    m_turns.insert(turn);
-    connect(turn, &Turn::settled, this, [this, turn] {
-        m_turns.remove(turn);
-        emit turnSettled();
-    });
-    return turn;
-}
-
 void ProxyService::handle(HttpRequestPtr request, HttpResponse *response)
 {
-    if (auto *turn = qobject_cast<Turn *>(request->startedEarly.data())) {
-        turn->attach(response);
-        turn->start();
-        return;
-    }
     if (const std::optional<FrontDoorRefusal> refusal = m_frontDoor.check(*request)) {
         response->sendJsonError(refusal->status, refusal->type, refusal->code, refusal->message);
         return;
@@ -418,7 +378,13 @@ void ProxyService::admit(const RouteMatch &match, HttpRequestPtr request, HttpRe
     case Route::CodexResponses:
     case Route::V1Responses:
     case Route::V1ChatCompletions: {
-        Turn *turn = newTurn(match, request, response);
+        ProxyServices services{m_config, &m_clock, m_pool, m_upstream, m_store, m_egress, &m_stages, m_scanner};
+        auto *turn = new Turn(services, request, response, match, this);
+        m_turns.insert(turn);
+        connect(turn, &Turn::settled, this, [this, turn] {
+            m_turns.remove(turn);
+            emit turnSettled();
+        });
         if (!apiKeyId.isEmpty())
             recordApiKeyUse(apiKeyId, turn->requestId());
         turn->start();

@@ -63,11 +63,6 @@ signals:
 
 private:
     void handle(HttpRequestPtr request, HttpResponse *response);
-    // HttpServer's whole-body observer: a Codex turn that handle() would admit at once starts routing and
-    // claiming now (Turn::startAtBody()); handle() then hands it the response.
-    void startTurnAtBody(const std::shared_ptr<HttpRequest> &request, QByteArrayView body);
-    // A turn of `match`'s route, registered in m_turns; `response` may come later (Turn::attach()).
-    Turn *newTurn(const RouteMatch &match, HttpRequestPtr request, HttpResponse *response);
     // A proxy route, after the front door and (when keys are required) the API key; `apiKeyId` is the key's id.
     void admit(const RouteMatch &match, HttpRequestPtr request, HttpResponse *response, const QString &apiKeyId);
     void warnWithoutApiKeys();
@@ -102,7 +97,6 @@ private:
     TurnStageStats m_stages; // proxy thread, like the turns that record into it
     qint64 m_startedAtMs = 0;
     bool m_draining = false;
-    bool m_claimAtBody = true; // SWITCHYARD_CLAIM_AT_BODY=0: claims only once the request is complete (A/B)
 };
 
 } // namespace sy

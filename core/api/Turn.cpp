@@ -55,40 +55,14 @@ Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *
     connect(&m_deadlineTimer, &QTimer::timeout, this, &Turn::onDeadline);
     m_keepaliveTimer.setInterval(services.config->budgets.keepaliveIntervalS * 1000);
     connect(&m_keepaliveTimer, &QTimer::timeout, this, &Turn::onKeepalive);
-    connect(m_s.pool->ledger(), &SlotLedger::ownerLost, this, &Turn::onOwnerLost);
-    m_egress = m_s.egress ? m_s.egress->beginRequest() : std::make_unique<EgressRequest>(nullptr, *m_s.clock);
-    connect(m_egress.get(), &EgressRequest::budgetExhausted, this, &Turn::onEgressBudgetExhausted);
-    if (response)
-        attach(response);
-}
-
-void Turn::attach(HttpResponse *response)
-{
-    m_attached = true;
-    m_response = response;
     connect(response, &HttpResponse::clientDisconnected, this, &Turn::onClientGone);
     connect(response, &HttpResponse::drained, this, [this] {
         if (m_call)
             m_call->resume();
     });
-}
-
-void Turn::abandonIfUnattached()
-{
-    if (m_attached || m_settled)
-        return;
-    qCWarning(lcTurn) << "turn" << m_requestId << "started at its body never got its request; ended as cancelled";
-    onClientGone();
-}
-
-void Turn::startAtBody(QByteArrayView body)
-{
-    // The request is complete now but for the body's copy: its stages count from here (TurnStages.h).
-    m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs, m_s.clock->monotonicUs());
-    m_startedAtBody = true;
-    m_claimingAtBody = claimBeforeScan(body);
-    if (m_claimingAtBody)
-        m_marks.claimedAtBody();
+    connect(m_s.pool->ledger(), &SlotLedger::ownerLost, this, &Turn::onOwnerLost);
+    m_egress = m_s.egress ? m_s.egress->beginRequest() : std::make_unique<EgressRequest>(nullptr, *m_s.clock);
+    connect(m_egress.get(), &EgressRequest::budgetExhausted, this, &Turn::onEgressBudgetExhausted);
 }
 
 Turn::~Turn()
@@ -104,10 +78,9 @@ Turn::~Turn()
 
 void Turn::start()
 {
-    if (!m_startedAtBody)
-        m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs, m_request->completedAtUs);
+    m_marks.begin(m_s.clock, m_s.stages, m_request->receivedAtUs, m_request->completedAtUs);
     m_requestBodyBytes = m_request->wireBodyBytes;
-    const bool claiming = m_startedAtBody ? m_claimingAtBody : claimBeforeScan(m_request->body);
+    const bool claiming = claimBeforeScan();
     if (claiming && m_route.route == Route::CodexResponses && m_request->body.size() > kClaimSoonMaxBodyBytes) {
         // A large body goes out while it is scanned (1-2 ms for 10 MiB), as a Codex body that passes the scan is
         // sent: byte for byte. Its last byte waits for the claim, and for the scan, which gives it up if the

@@ -49,15 +49,6 @@ public:
     ~Turn() override;
 
     void start();
-    // A Codex turn whose whole body arrived with one read starts routing before the request is complete
-    // (ProxyService::startTurnAtBody(), HttpServer::setWholeBodyObserver()): its claim goes out ahead of the
-    // body's copy, the front door's checks and the turn's set-up, the same claim start() would make. `body` is
-    // valid during the call only. Constructed without a response then, which attach() brings before start().
-    void startAtBody(QByteArrayView body);
-    void attach(HttpResponse *response);
-    // A turn started at its body whose request never reached the handler (not expected: the request is complete
-    // but for its body's copy) ends as if its client had left.
-    void abandonIfUnattached();
     // Ends a turn that outlived the shutdown drain: the client gets an explicit error, the log a row.
     void cancelForShutdown();
 
@@ -82,7 +73,7 @@ private:
     // body is scanned (Codex) or parsed whole (prepareWholeBody()), and its slot claimed: the claim's round trip to
     // the store thread overlaps that work. Only a claim that can start at once starts; a refusal or a wait at
     // the gate is decided after it, with the whole request. True when a claim is on its way.
-    bool claimBeforeScan(QByteArrayView body);
+    bool claimBeforeScan();
     // The scan found what the early route did not know (a continuation under an escaped key): its claim, once
     // answered, is given up and the turn routed again.
     void rerouteAfterEarlyClaim(const QString &accountId, const ClaimOutcome &outcome);
@@ -189,9 +180,6 @@ private:
     QMetaObject::Connection m_slotWatch;         // to AccountPool::slotFreed, from the first gate wait on
     int m_claimConflicts = 0;     // compare-and-set losses of this turn (a stale snapshot)
     bool m_routingBeforeScan = false; // route() may only claim (claimBeforeScan())
-    bool m_startedAtBody = false;     // startAtBody() ran claimBeforeScan(), with this result:
-    bool m_claimingAtBody = false;
-    bool m_attached = false;          // attach() brought the response
     bool m_rerouteAfterClaim = false; // the claim on its way was made before the scan and must be given up
     QString m_attemptAccessToken; // the access token the current attempt was sent with (never logged)
     struct PreparedDispatch

@@ -95,7 +95,7 @@ void Turn::onClaimAnswered(const QString &accountId, const ClaimOutcome &outcome
     onClaimed(accountId, outcome);
 }
 
-bool Turn::claimBeforeScan(QByteArrayView body)
+bool Turn::claimBeforeScan()
 {
     // Routing reads only the session key and the turn-state header, never the body's model: with a key in the
     // headers the claim goes out before the body is scanned (Codex) or parsed, translated and sanitized (chat
@@ -112,11 +112,12 @@ bool Turn::claimBeforeScan(QByteArrayView body)
     // scan finds gives it up (Codex sends none over HTTP: docs/PROTOCOL.md). A /v1/responses body is searched
     // whatever its size: its clients do continue, and its parse on this thread costs far more than the search.
     // A chat completion continues nothing.
+    const QByteArray &body = m_request->body;
     if (m_sessionKey.isEmpty())
         return false;
     const bool searched = m_route.route == Route::V1Responses ||
                           (m_route.route == Route::CodexResponses && body.size() <= kClaimSoonMaxBodyBytes);
-    if (searched && memmem(body.data(), size_t(body.size()), "previous_response_id", 20) != nullptr)
+    if (searched && memmem(body.constData(), size_t(body.size()), "previous_response_id", 20) != nullptr)
         return false;
     m_state = State::Routing;
     if (!m_turnState.isEmpty())

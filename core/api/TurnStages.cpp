@@ -58,7 +58,6 @@ QJsonObject TurnStageStats::toJson() const
             {QStringLiteral("dispatches_prepared"), m_dispatchesPrepared},
             {QStringLiteral("dispatches_sent_early"), m_dispatchesSentEarly},
             {QStringLiteral("early_sends"), m_earlySends},
-            {QStringLiteral("claims_at_body"), m_claimsAtBody},
             {QStringLiteral("scans_elsewhere"), m_scansElsewhere},
             {QStringLiteral("prepared_while_claiming"), m_preparedWhileClaiming}};
 }

@@ -29,8 +29,7 @@ class TurnStageStats
 public:
     enum Stage
     {
-        RequestRead,          // the request's first byte parsed -> the request complete (the rest of its body); a
-                              // turn started at its whole body (Turn::startAtBody()): -> that start
+        RequestRead,          // the request's first byte parsed -> the request complete (the rest of its body)
         RequestToClaim,       // request complete -> claim submitted (front door, API key, parse, translate, route;
                               // a turn keyed by its headers claims before its scan or parse: not in it then)
         Claim,                // claim submitted -> its outcome back on the proxy thread (store round trip), in parts:
@@ -70,8 +69,6 @@ public:
     }
     // A request sent ahead of its claim's answer (Turn::sendEarly), taken over by a dispatch or not.
     void countEarlySend() { ++m_earlySends; }
-    // A claim that went out before its request was complete (Turn::startAtBody()).
-    void countClaimAtBody() { ++m_claimsAtBody; }
     // A body scanned on the scan thread (RequestScanThread).
     void countScanElsewhere() { ++m_scansElsewhere; }
     // A body parsed whole while its turn's claim was on its way (Turn::claimBeforeScan()).
@@ -87,7 +84,6 @@ private:
     qint64 m_dispatchesPrepared = 0;
     qint64 m_dispatchesSentEarly = 0;
     qint64 m_earlySends = 0;
-    qint64 m_claimsAtBody = 0;
     qint64 m_scansElsewhere = 0;
     qint64 m_preparedWhileClaiming = 0;
 };
@@ -109,11 +105,6 @@ public:
     {
         if (m_stats)
             m_stats->countEarlySend();
-    }
-    void claimedAtBody()
-    {
-        if (m_stats)
-            m_stats->countClaimAtBody();
     }
     // A body's scan went to the scan thread, and its result came back.
     void scanSubmitted();

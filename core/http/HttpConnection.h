@@ -37,8 +37,6 @@ struct HttpServerConfig
     WriteCoalescer *coalescer = nullptr;
     // HttpServer::setHeadObserver().
     std::function<void(const HttpRequest &)> headObserver;
-    // HttpServer::setWholeBodyObserver().
-    std::function<void(const std::shared_ptr<HttpRequest> &, QByteArrayView)> wholeBodyObserver;
 };
 
 using HttpDispatcher = std::function<void(HttpRequestPtr, HttpResponse *)>;

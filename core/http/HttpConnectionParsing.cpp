@@ -242,11 +242,6 @@ int HttpConnection::onBody(const char *at, size_t length)
             return reject(413, "invalid_request_error", "request_too_large",
                           QStringLiteral("request body exceeds %1 bytes").arg(m_config.maxBodyBytes));
         if (m_body.isEmpty() && m_parser->content_length != ULLONG_MAX && !(m_parser->flags & F_CHUNKED)) {
-            // All of it in this one callback (nothing left to count down): nothing can refuse the request any
-            // more (no decoding either), and the message completes right after this callback.
-            if (m_parser->content_length == 0 && m_config.wholeBodyObserver &&
-                m_building->header("content-encoding").isEmpty())
-                m_config.wholeBodyObserver(m_building, QByteArrayView(at, qsizetype(length)));
             // http_parser counts content_length down as it delivers the body: this is what is left, this
             // callback's bytes included. One exact allocation instead of repeated growth (and its slack kept
             // for the whole turn); onHeadersComplete already refused anything above the maximum.

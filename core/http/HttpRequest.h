@@ -5,7 +5,6 @@
 #include <QHostAddress>
 #include <QList>
 #include <QPair>
-#include <QPointer>
 #include <QString>
 #include <QUrlQuery>
 #include <memory>
@@ -45,9 +44,6 @@ struct HttpRequest
     qint64 completedAtUs = 0;     // Clock::monotonicUs() when its last byte was parsed
     quint64 connectionId = 0;     // identifies the downstream connection (unique per server)
     int sequenceOnConnection = 0; // 0 for the first request of a connection, 1 for the next, ...
-    // What HttpServer's whole-body observer started for this request before it was complete (the handler then
-    // takes it over); null when nothing was started.
-    QPointer<QObject> startedEarly;
 
     // First value of the header, compared case-insensitively; empty when absent.
     QByteArray header(QByteArrayView name) const;

@@ -97,11 +97,6 @@ void HttpServer::setHeadObserver(HeadObserver observer)
     m_config->headObserver = std::move(observer);
 }
 
-void HttpServer::setWholeBodyObserver(WholeBodyObserver observer)
-{
-    m_config->wholeBodyObserver = std::move(observer);
-}
-
 void HttpServer::setMaxBodyBytes(qint64 bytes)
 {
     m_config->maxBodyBytes = qMax<qint64>(0, bytes);

@@ -57,13 +57,6 @@ public:
     // (the handler gets the request once it is complete). For work worth starting early; it must be cheap.
     using HeadObserver = std::function<void(const HttpRequest &head)>;
     void setHeadObserver(HeadObserver observer);
-    // Called on the server's thread when a request's whole body (a Content-Length body without a
-    // Content-Encoding) arrived with one read, before it is copied into the request: `body` is valid during the
-    // call only. The request is complete then but for that copy, and the handler gets it without an event-loop
-    // pass in between. The observer may start work for it and leave it in HttpRequest::startedEarly for the
-    // handler. It must not answer the request.
-    using WholeBodyObserver = std::function<void(const std::shared_ptr<HttpRequest> &request, QByteArrayView body)>;
-    void setWholeBodyObserver(WholeBodyObserver observer);
 
     void setMaxBodyBytes(qint64 bytes);   // wire and decoded size; default 32 MiB
     void setMaxHeaderBytes(qint64 bytes); // request line + headers; default 64 KiB

@@ -236,56 +236,6 @@ private slots:
         QCOMPARE(heads.size(), 1);
     }
 
-    // setWholeBodyObserver(): a body that arrives whole with the head's read is seen once, before the handler
-    // runs (which finds what the observer left in startedEarly) and with the very bytes the handler gets. Not a
-    // body that arrives in parts, a chunked one, an encoded one, or one refused at its head.
-    void theWholeBodyObserverSeesABodyThatCameWithOneRead()
-    {
-        QStringList seen;
-        QObject marker;
-        m_server->setWholeBodyObserver([&](const std::shared_ptr<HttpRequest> &request, QByteArrayView body) {
-            QCOMPARE(m_handled, seen.size()); // before the handler
-            seen << request->path + QLatin1Char('=') + QString::fromLatin1(body);
-            request->startedEarly = &marker;
-        });
-        QList<QObject *> startedEarly;
-        m_server->setHandler([&](HttpRequestPtr r, HttpResponse *s) {
-            startedEarly << r->startedEarly.data();
-            QCOMPARE(r->body, QByteArray("0123456789"));
-            handler(std::move(r), s);
-        });
-        m_server->setMaxBodyBytes(1024);
-        RawHttpClient client;
-        QVERIFY(client.connectTo(m_server->serverPort()));
-        QCOMPARE(roundTrip(client, "POST /whole HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789").status,
-                 200);
-        QCOMPARE(seen, QStringList{QStringLiteral("/whole=0123456789")});
-        QCOMPARE(startedEarly, QList<QObject *>{&marker});
-
-        client.send("POST /parts HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n01234");
-        QTest::qWait(100); // read on its own
-        client.send("56789");
-        std::optional<RawResponse> r = client.readResponse();
-        QVERIFY(r);
-        QCOMPARE(r->status, 200);
-        QCOMPARE(roundTrip(client, "POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                   "a\r\n0123456789\r\n0\r\n\r\n")
-                     .status,
-                 200);
-        QCOMPARE(roundTrip(client, "POST /encoded HTTP/1.1\r\nHost: x\r\nContent-Encoding: identity\r\n"
-                                   "Content-Length: 10\r\n\r\n0123456789")
-                     .status,
-                 200);
-        QCOMPARE(m_handled, 4);
-        QCOMPARE(startedEarly, (QList<QObject *>{&marker, nullptr, nullptr, nullptr}));
-        RawHttpClient refused;
-        QVERIFY(refused.connectTo(m_server->serverPort()));
-        QByteArray big = "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n";
-        big += QByteArray(2000, 'x');
-        QCOMPARE(roundTrip(refused, big).status, 413);
-        QCOMPARE(seen.size(), 1);
-    }
-
     void bodiesBeyondTheLimitGet413()
     {
         m_server->setMaxBodyBytes(1024 * 1024);
