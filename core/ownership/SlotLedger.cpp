@@ -209,7 +209,9 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
             // The selection time goes with the claim, in the same transaction (strategies read it).
             if (outcome->kind == ClaimOutcome::Kind::Claimed) {
                 qint64 stored = 0;
-                if (!AccountRepository(db).touchSelected(a.accountId, error, &stored))
+                // The claim's transaction read the account's row first (OwnerSlotRepository::claim).
+                if (!AccountRepository(db).touchSelectedAfterReading(a.accountId, outcome->previousSelectedMs, error,
+                                                                     &stored))
                     return false;
                 outcome->selectedAtMs = stored;
             }

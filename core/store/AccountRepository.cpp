@@ -371,6 +371,29 @@ bool AccountRepository::touchSelected(const QString &id, QString *error, qint64 
     return true;
 }
 
+bool AccountRepository::touchSelectedAfterReading(const QString &id, std::optional<qint64> readMs, QString *error,
+                                                  qint64 *storedMs)
+{
+    if (m_db.dialect() != Database::Dialect::Sqlite)
+        return touchSelected(id, error, storedMs);
+    // touchSelected()'s CASE, on the value read, without its read-back.
+    const qint64 now = m_clock.nowMs();
+    const qint64 stored = readMs && *readMs >= now ? *readMs + 1 : now;
+    QSqlQuery q = m_db.query();
+    if (!m_db.prepare(q, QStringLiteral("UPDATE accounts SET last_selected_ms = ? WHERE id = ?"), error))
+        return false;
+    Database::bindAll(q, {stored, id});
+    if (!m_db.exec(q, error))
+        return false;
+    if (q.numRowsAffected() != 1) {
+        setError(error, QStringLiteral("no account %1").arg(id));
+        return false;
+    }
+    if (storedMs)
+        *storedMs = stored;
+    return true;
+}
+
 bool AccountRepository::undoSelected(const QString &id, std::optional<qint64> previousMs, qint64 storedMs,
                                      QString *error)
 {

@@ -64,6 +64,12 @@ public:
     // Stores now as the account's selection time, or the stored one + 1 ms when that is not older (its value in
     // *storedMs): every claim on an account stores a value of its own.
     bool touchSelected(const QString &id, QString *error, qint64 *storedMs = nullptr);
+    // The same, called inside a write transaction (as every write job on the store thread runs) that has read
+    // the account's selection time already (`readMs`, empty for NULL). On SQLite that transaction holds the
+    // write lock from its BEGIN IMMEDIATE, so the row still has that value and the stored one follows from it:
+    // one statement, no read-back. On PostgreSQL (READ COMMITTED) another replica may have moved it since:
+    // touchSelected().
+    bool touchSelectedAfterReading(const QString &id, std::optional<qint64> readMs, QString *error, qint64 *storedMs);
     // Puts `previousMs` back as the selection time if it is still `storedMs` (no later claim touched it).
     bool undoSelected(const QString &id, std::optional<qint64> previousMs, qint64 storedMs, QString *error);
     bool setTokenTimes(const QString &id, std::optional<qint64> expiresAtMs, std::optional<qint64> lastRefreshMs,

@@ -358,6 +358,26 @@ private slots:
         m_clock.advance(10); // the clock passed the stored value: now again
         QVERIFY(accounts.touchSelected(id, &error, &first));
         QCOMPARE(first, m_clock.nowMs());
+
+        // After a read in the same write transaction (a claim's), one statement stores what touchSelected() would.
+        Transaction tx(*m_db);
+        QVERIFY2(tx.begin(&error), qPrintable(error));
+        const auto selectedMs = [&] { return accounts.find(id)->lastSelectedMs; };
+        qint64 stored = 0;
+        QVERIFY2(accounts.touchSelectedAfterReading(id, selectedMs(), &error, &stored), qPrintable(error));
+        QCOMPARE(stored, m_clock.nowMs() + 1); // it held now already
+        QCOMPARE(selectedMs(), std::optional<qint64>(stored));
+        QVERIFY(accounts.touchSelectedAfterReading(id, selectedMs(), &error, &stored));
+        QCOMPARE(stored, m_clock.nowMs() + 2);
+        m_clock.advance(10); // older than now: now
+        QVERIFY(accounts.touchSelectedAfterReading(id, selectedMs(), &error, &stored));
+        QCOMPARE(stored, m_clock.nowMs());
+        QCOMPARE(selectedMs(), std::optional<qint64>(m_clock.nowMs()));
+        m_clock.advance(1);
+        QVERIFY(accounts.touchSelectedAfterReading(id, std::nullopt, &error, &stored)); // read NULL: now
+        QCOMPARE(selectedMs(), std::optional<qint64>(m_clock.nowMs()));
+        QVERIFY(!accounts.touchSelectedAfterReading(QStringLiteral("acc_missing"), std::nullopt, &error, &stored));
+        QVERIFY2(tx.commit(&error), qPrintable(error));
     }
 
     void usageKeepsUnknownsNull()
