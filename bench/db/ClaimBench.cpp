@@ -118,7 +118,8 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                         *outcome = OwnerSlotRepository(local).claim(a, &e);
                         qint64 stored = 0;
                         ok = outcome->kind == ClaimOutcome::Kind::Claimed &&
-                             AccountRepository(local).touchSelected(a.accountId, &e, &stored);
+                             AccountRepository(local).touchSelectedAfterReading(
+                                 a.accountId, outcome->previousSelectedMs, &e, &stored);
                         sample->unitUs = double(timer->nsecsElapsed()) / 1000.0 - sample->startUs;
                         ok = ok && t.commit(&e);
                     }
@@ -140,7 +141,8 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                         // The selection time goes with the claim, in its unit, as in SlotLedger::claim.
                         qint64 stored = 0;
                         if (outcome->kind == ClaimOutcome::Kind::Claimed &&
-                            !AccountRepository(db).touchSelected(a.accountId, e, &stored))
+                            !AccountRepository(db).touchSelectedAfterReading(a.accountId, outcome->previousSelectedMs,
+                                                                             e, &stored))
                             return false;
                         sample->unitUs = double(timer->nsecsElapsed()) / 1000.0 - sample->startUs;
                         return outcome->kind != ClaimOutcome::Kind::Error;

@@ -165,7 +165,8 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
     const QString status = q.value(0).toString();
     const std::optional<qint64> cooldownUntil = optInt64(q.value(1));
     out.durableVersion = q.value(2).toLongLong();
-    out.previousSelectedMs = optInt64(q.value(3)); // what a given-up claim puts back (touchSelected comes later)
+    // What a given-up claim puts back, and what the selection time's update (later in this transaction) follows.
+    out.previousSelectedMs = optInt64(q.value(3));
     q.finish();
     if (!SY_FAULT("stale-route-acquire")) {
         if (blocksClaims(status)) {

@@ -379,15 +379,19 @@ bool AccountRepository::touchSelectedAfterReading(const QString &id, std::option
     // touchSelected()'s CASE, on the value read, without its read-back.
     const qint64 now = m_clock.nowMs();
     const qint64 stored = readMs && *readMs >= now ? *readMs + 1 : now;
+    // Only over the value read: a row that holds another (a caller outside its transaction, a write in between)
+    // takes touchSelected()'s way instead, which also reports an unknown account.
     QSqlQuery q = m_db.query();
-    if (!m_db.prepare(q, QStringLiteral("UPDATE accounts SET last_selected_ms = ? WHERE id = ?"), error))
+    if (!m_db.prepare(q,
+                      QStringLiteral("UPDATE accounts SET last_selected_ms = ? WHERE id = ? AND last_selected_ms IS ?"),
+                      error))
         return false;
-    Database::bindAll(q, {stored, id});
+    Database::bindAll(q, {stored, id, nullable(readMs)});
     if (!m_db.exec(q, error))
         return false;
     if (q.numRowsAffected() != 1) {
-        setError(error, QStringLiteral("no account %1").arg(id));
-        return false;
+        q.finish();
+        return touchSelected(id, error, storedMs);
     }
     if (storedMs)
         *storedMs = stored;

@@ -67,7 +67,8 @@ public:
     // The same, called inside a write transaction (as every write job on the store thread runs) that has read
     // the account's selection time already (`readMs`, empty for NULL). On SQLite that transaction holds the
     // write lock from its BEGIN IMMEDIATE, so the row still has that value and the stored one follows from it:
-    // one statement, no read-back. On PostgreSQL (READ COMMITTED) another replica may have moved it since:
+    // one statement, no read-back (it updates only a row that still holds `readMs`; any other takes
+    // touchSelected()'s way). On PostgreSQL (READ COMMITTED) another replica may have moved it since:
     // touchSelected().
     bool touchSelectedAfterReading(const QString &id, std::optional<qint64> readMs, QString *error, qint64 *storedMs);
     // Puts `previousMs` back as the selection time if it is still `storedMs` (no later claim touched it).

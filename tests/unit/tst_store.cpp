@@ -373,9 +373,16 @@ private slots:
         QVERIFY(accounts.touchSelectedAfterReading(id, selectedMs(), &error, &stored));
         QCOMPARE(stored, m_clock.nowMs());
         QCOMPARE(selectedMs(), std::optional<qint64>(m_clock.nowMs()));
+        QVERIFY(accounts.undoSelected(id, std::nullopt, stored, &error)); // back to NULL
+        QCOMPARE(selectedMs(), std::optional<qint64>());
         m_clock.advance(1);
-        QVERIFY(accounts.touchSelectedAfterReading(id, std::nullopt, &error, &stored)); // read NULL: now
-        QCOMPARE(selectedMs(), std::optional<qint64>(m_clock.nowMs()));
+        QVERIFY(accounts.touchSelectedAfterReading(id, selectedMs(), &error, &stored)); // read NULL: now
+        QCOMPARE(stored, m_clock.nowMs());
+        QCOMPARE(selectedMs(), std::optional<qint64>(stored));
+        // A read that the row no longer holds (stale): the row's own value decides, as in touchSelected().
+        QVERIFY(accounts.touchSelectedAfterReading(id, m_clock.nowMs() - 5, &error, &stored));
+        QCOMPARE(stored, m_clock.nowMs() + 1);
+        QCOMPARE(selectedMs(), std::optional<qint64>(stored));
         QVERIFY(!accounts.touchSelectedAfterReading(QStringLiteral("acc_missing"), std::nullopt, &error, &stored));
         QVERIFY2(tx.commit(&error), qPrintable(error));
     }
