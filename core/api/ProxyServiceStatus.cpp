@@ -80,6 +80,7 @@ QJsonObject busyPollJson(const StoreWorker &store)
 #endif
     return {{QStringLiteral("window_us"), BusyPollHold::windowUs()},
             {QStringLiteral("holds"), BusyPollHold::heldOnThisThread()},
+            {QStringLiteral("holds_taken"), BusyPollHold::takenOnThisThread()},
             {QStringLiteral("polls"), qint64(counts.polls)},
             {QStringLiteral("hits"), qint64(counts.hits)},
             {QStringLiteral("store_claims_announced"), qint64(store.claimsAnnounced())},

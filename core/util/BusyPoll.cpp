@@ -10,6 +10,7 @@ namespace {
 struct ThreadPollState
 {
     int holds = 0;
+    qint64 taken = 0;
     qint64 untilNs = 0;
 };
 
@@ -41,6 +42,7 @@ void BusyPollHold::acquire()
     if (!m_held) {
         m_held = true;
         ++t_state.holds;
+        ++t_state.taken;
     }
     t_state.untilNs = monotonicNs() + qint64(windowUs()) * 1000;
 }
@@ -61,6 +63,11 @@ qint64 BusyPollHold::pollUntilNs()
 int BusyPollHold::heldOnThisThread()
 {
     return t_state.holds;
+}
+
+qint64 BusyPollHold::takenOnThisThread()
+{
+    return t_state.taken;
 }
 
 } // namespace sy

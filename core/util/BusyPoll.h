@@ -40,6 +40,8 @@ public:
     static qint64 pollUntilNs();
     // Holds held on this thread now (tests).
     static int heldOnThisThread();
+    // Holds started on this thread since it began (a renewal of a held one does not count).
+    static qint64 takenOnThisThread();
 
 private:
     bool m_held = false;

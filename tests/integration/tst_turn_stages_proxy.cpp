@@ -115,6 +115,10 @@ private slots:
     {
         QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
         QVERIFY2(m_proxy.addAccounts(2), qPrintable(m_proxy.errorString()));
+        // The longest busy-polling window (100 ms, not 1 ms): a hold's window runs from its start, so a proxy
+        // thread kept off the CPU for longer than the window (ctest -j2 on two loaded cores) blocks without a
+        // poll, and the first test's check that this turn polled failed 9 times in 40 runs beside two busy loops.
+        m_proxy.setEnv(QStringLiteral("SWITCHYARD_BUSY_POLL_US"), QStringLiteral("100000"));
         QVERIFY2(m_proxy.start(m_fake.baseUrl()), qPrintable(m_proxy.errorString()));
     }
 
@@ -128,6 +132,8 @@ private slots:
     {
         const auto busyPoll = [this] { return status().value(QLatin1String("busy_poll")).toObject(); };
         const qint64 pollsBefore = busyPoll().value(QLatin1String("polls")).toInteger();
+        const qint64 holdsBefore = busyPoll().value(QLatin1String("holds_taken")).toInteger(-1);
+        QVERIFY(holdsBefore >= 0);
         const QJsonObject before = stages();
         QVERIFY(scriptAll(QStringLiteral("delay_first:300")));
         RawHttpClient c;
@@ -182,8 +188,9 @@ private slots:
                  text.out.constData());
         if (count(after, "added_before_answer") == 0) // no non-streaming turn yet (this test runs first)
             QVERIFY2(!text.out.contains("non-streaming answer"), text.out.constData());
-        // Busy polling (util/BusyPoll.h): the proxy thread polled while this turn waited for its claim and its
-        // upstream, and no hold outlives the turn that took it.
+        // Busy polling (util/BusyPoll.h): this turn took a hold, the proxy thread polled while the turn waited for
+        // its claim and its upstream, and no hold outlives the turn that took it.
+        QVERIFY(busyPoll().value(QLatin1String("holds_taken")).toInteger() > holdsBefore);
         QVERIFY(busyPoll().value(QLatin1String("polls")).toInteger() > pollsBefore);
         QTRY_COMPARE(busyPoll().value(QLatin1String("holds")).toInt(-1), 0);
     }
