@@ -115,8 +115,8 @@ private slots:
     {
         QVERIFY2(m_fake.start(), qPrintable(m_fake.errorString()));
         QVERIFY2(m_proxy.addAccounts(2), qPrintable(m_proxy.errorString()));
-        // The longest busy-polling window (100 ms, not 1 ms): a hold's window runs from its start, so a proxy
-        // thread kept off the CPU for longer than the window (ctest -j2 on two loaded cores) blocks without a
+        // The longest busy-polling window (100 ms, not 1 ms): a hold's window runs from its latest acquire(), so a
+        // proxy thread kept off the CPU for longer than the window (ctest -j2 on two loaded cores) blocks without a
         // poll, and the first test's check that this turn polled failed 9 times in 40 runs beside two busy loops.
         m_proxy.setEnv(QStringLiteral("SWITCHYARD_BUSY_POLL_US"), QStringLiteral("100000"));
         QVERIFY2(m_proxy.start(m_fake.baseUrl()), qPrintable(m_proxy.errorString()));

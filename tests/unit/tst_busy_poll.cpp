@@ -133,12 +133,14 @@ private slots:
 
     void theWindowOfTheLatestHoldCounts()
     {
+        const qint64 takenBefore = BusyPollHold::takenOnThisThread();
         BusyPollHold first;
         first.acquire();
         const qint64 firstUntil = BusyPollHold::pollUntilNs();
         QTest::qSleep(2);
         first.acquire(); // held already: the window starts again (a claim after a lost one), counted once
         QCOMPARE(BusyPollHold::heldOnThisThread(), 1);
+        QCOMPARE(BusyPollHold::takenOnThisThread(), takenBefore + 1); // a renewal starts no hold
         const qint64 renewedUntil = BusyPollHold::pollUntilNs();
         QVERIFY(renewedUntil > firstUntil);
         QTest::qSleep(2);
@@ -149,6 +151,10 @@ private slots:
         second.release();
         second.release(); // twice: counted once
         QCOMPARE(BusyPollHold::heldOnThisThread(), 1);
+        QCOMPARE(BusyPollHold::takenOnThisThread(), takenBefore + 2);
+        second.acquire(); // released, then held again: a hold started anew
+        QCOMPARE(BusyPollHold::takenOnThisThread(), takenBefore + 3);
+        second.release();
         {
             BusyPollHold scoped;
             scoped.acquire();
@@ -160,14 +166,19 @@ private slots:
     void holdsBelongToTheirThread()
     {
         int heldThere = -1;
+        qint64 takenThere = -1;
+        const qint64 takenHere = BusyPollHold::takenOnThisThread();
         std::thread other([&] {
             BusyPollHold hold;
             hold.acquire();
             heldThere = BusyPollHold::heldOnThisThread();
+            takenThere = BusyPollHold::takenOnThisThread();
         });
         other.join();
         QCOMPARE(heldThere, 1);
+        QCOMPARE(takenThere, qint64(1)); // that thread's own count
         QCOMPARE(BusyPollHold::heldOnThisThread(), 0);
+        QCOMPARE(BusyPollHold::takenOnThisThread(), takenHere);
         const WaitResult r = waitForAPostFromAnotherThread(5);
         QVERIFY(r.arrived);
         QCOMPARE(r.polls, quint64(0));
