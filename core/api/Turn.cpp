@@ -5,6 +5,7 @@
 #include "api/UpstreamHeaders.h"
 #include "http/HttpResponse.h"
 #include "routing/Cooldown.h"
+#include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
 #include "upstream/egress/EgressSelector.h"
@@ -22,6 +23,19 @@ Q_LOGGING_CATEGORY(lcTurn, "switchyard.turn")
 namespace sy {
 
 namespace {
+
+// A turn settled while its large body was still being scanned (its client gone, a shutdown) was booked before
+// anything told it the model: the scan's answer fills it in afterwards, whether the turn is still there or not.
+void fillBookedModel(StoreWorker *store, const QString &requestId, const std::optional<ResponsesScan> &scan)
+{
+    if (!store || !scan || scan->model.isEmpty())
+        return;
+    store->submit(
+        [requestId, model = scan->model](Database &db, QString *error) {
+            return RequestLogRepository(db).fillMissingModel(requestId, model, error);
+        },
+        nullptr, [](bool, const QString &) {});
+}
 
 QString attemptOutcome(const FailureInfo &f)
 {
@@ -96,8 +110,16 @@ void Turn::start()
             m_scanPending = true;
             m_marks.scanSubmitted();
             m_busyPoll.release(); // the proxy thread would poll for a millisecond on a CPU the scan needs
-            m_s.scanner->scan(m_request->body, this,
-                              [this](std::optional<ResponsesScan> scan) { onScanned(std::move(scan)); });
+            // Answered through the scan thread's own object, not this turn's: a turn settled and deleted
+            // meanwhile still gets its booked row's model.
+            m_s.scanner->scan(m_request->body, m_s.scanner,
+                              [self = QPointer<Turn>(this), store = m_s.store,
+                               requestId = m_requestId](std::optional<ResponsesScan> scan) {
+                                  if (self)
+                                      self->onScanned(std::move(scan));
+                                  else
+                                      fillBookedModel(store, requestId, scan);
+                              });
             return;
         }
     }
@@ -110,6 +132,7 @@ void Turn::onScanned(std::optional<ResponsesScan> scan)
     m_marks.scanAnswered();
     if (m_settled) {
         m_answerWhileScanning.reset(); // settled meanwhile (client gone, shutdown): the settlement releases it
+        fillBookedModel(m_s.store, m_requestId, scan);
         return;
     }
     continueStart(prepare(&scan), true);

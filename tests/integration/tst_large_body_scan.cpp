@@ -77,6 +77,32 @@ class TestLargeBodyScan : public QObject
         return status().value(QLatin1String("turn_stages")).toObject().value(QLatin1String(name)).toInteger(-1);
     }
 
+    // The model booked for each cancelled turn (the client left), oldest first; "-" for none.
+    QStringList cancelledModels()
+    {
+        const QString name = QStringLiteral("tst_large_body_scan_log");
+        QStringList models;
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+            db.setDatabaseName(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"));
+            db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000;QSQLITE_OPEN_READONLY"));
+            if (db.open()) {
+                QSqlQuery q(db);
+                if (q.exec(QStringLiteral("SELECT COALESCE(model, '-') FROM request_log WHERE status = 'cancelled' "
+                                          "ORDER BY started_at_ms")))
+                    while (q.next())
+                        models << q.value(0).toString();
+                else
+                    models << q.lastError().text();
+            } else {
+                models << db.lastError().text();
+            }
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(name);
+        return models;
+    }
+
     // The owner slots' epochs summed, and how many are held.
     void slotState(qint64 *epochs, int *held)
     {
@@ -402,9 +428,13 @@ private slots:
         client->socket()->abort();
         client.reset();
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
+        // Booked before the scan told its model; the turn is gone by the time the scan answers, and the answer
+        // fills the model in all the same (red when Turn::start's scan answers through the turn).
+        QTRY_COMPARE_WITH_TIMEOUT(cancelledModels(), QStringList{QStringLiteral("-")}, 5000);
         const qint64 scansBefore = turnStagesCount("scans_done");
         releaseScan();
         QTRY_COMPARE_WITH_TIMEOUT(turnStagesCount("scans_done"), scansBefore + 1, 5000); // its result is back
+        QTRY_COMPARE_WITH_TIMEOUT(cancelledModels(), QStringList{QStringLiteral("gpt-5-codex")}, 5000);
         QTest::qWait(100);
         QCOMPARE(turnsUpstream(), upstreamBefore);
         QVERIFY(m_proxy->isRunning());
@@ -457,6 +487,8 @@ private slots:
         qint64 epochs = 0;
         int held = 0;
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
+        // Its row, booked without a model, gets the one the scan found (red without Turn::onScanned's fill).
+        QTRY_COMPARE_WITH_TIMEOUT(cancelledModels(), QStringList{QStringLiteral("gpt-5-codex")}, 5000);
         QTest::qWait(100);
         QCOMPARE(turnsUpstream(), upstreamBefore);
         QVERIFY(m_proxy->isRunning());

@@ -345,6 +345,11 @@ private slots:
         QCOMPARE(log.recent(100).size(), 5);
         QVERIFY(!recent.at(0).model && !recent.at(0).latency.totalMs);
         QVERIFY(!log.insert(minimal(QStringLiteral("req_a"), t), &error)); // primary key
+        // A model filled in after the booking: only where there is none.
+        QVERIFY2(log.fillMissingModel(QStringLiteral("req_c2"), QStringLiteral("gpt-5"), &error), qPrintable(error));
+        QVERIFY(log.fillMissingModel(QStringLiteral("req_full"), QStringLiteral("gpt-5"), &error));
+        QCOMPARE(log.find(QStringLiteral("req_c2"))->model, std::optional<QString>(QStringLiteral("gpt-5")));
+        QCOMPARE(log.find(QStringLiteral("req_full"))->model, std::optional<QString>(QStringLiteral("gpt-5-codex")));
 
         error.clear();
         const QHash<QString, TokenTotals> totals = tokenTotalsByAccount(*m_db, t, &error);

@@ -198,6 +198,23 @@ private slots:
         QCOMPARE(log.recent(10).size(), 1);
         QCOMPARE(*log.recent(10).at(0).killStage, QStringLiteral("pre_response"));
     }
+
+    // A row booked without a model (a turn settled before its body's scan answered) gets the scan's model once;
+    // a row that has one keeps it, and another request's row is not touched.
+    void aMissingModelIsFilledInOnce()
+    {
+        RequestLogRepository log(*m_db);
+        QString error;
+        QVERIFY(log.insert(minimalRecord(QStringLiteral("req_a"), kStart), &error));
+        QVERIFY(log.insert(minimalRecord(QStringLiteral("req_b"), kStart + 1), &error));
+        QVERIFY2(log.fillMissingModel(QStringLiteral("req_a"), QStringLiteral("gpt-5-codex"), &error),
+                 qPrintable(error));
+        QCOMPARE(log.find(QStringLiteral("req_a"))->model, std::optional<QString>(QStringLiteral("gpt-5-codex")));
+        QVERIFY(!log.find(QStringLiteral("req_b"))->model);
+        QVERIFY(log.fillMissingModel(QStringLiteral("req_a"), QStringLiteral("other"), &error));
+        QCOMPARE(log.find(QStringLiteral("req_a"))->model, std::optional<QString>(QStringLiteral("gpt-5-codex")));
+        QVERIFY(log.fillMissingModel(QStringLiteral("req_missing"), QStringLiteral("x"), &error)); // no row: nothing
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_StoreRequestLog)
