@@ -24,8 +24,10 @@ namespace sy {
 
 namespace {
 
-// A turn settled while its large body was still being scanned (its client gone, a shutdown) was booked before
-// anything told it the model: the scan's answer fills it in afterwards, whether the turn is still there or not.
+// A turn settled while its large body was still being scanned (its client gone) was booked before anything told
+// it the model: the scan's answer fills it in afterwards, whether the turn is still there or not. Best effort: a
+// scan still running when the proxy thread stops (a shutdown) is not answered, and a fill that fails (a store
+// outage, while the settlement is kept in memory) is only logged.
 void fillBookedModel(StoreWorker *store, const QString &requestId, const std::optional<ResponsesScan> &scan)
 {
     if (!store || !scan || scan->model.isEmpty())
@@ -34,7 +36,11 @@ void fillBookedModel(StoreWorker *store, const QString &requestId, const std::op
         [requestId, model = scan->model](Database &db, QString *error) {
             return RequestLogRepository(db).fillMissingModel(requestId, model, error);
         },
-        nullptr, [](bool, const QString &) {});
+        nullptr,
+        [requestId](bool ok, const QString &error) {
+            if (!ok)
+                qCWarning(lcTurn).noquote() << requestId << "model not added to the request log:" << error;
+        });
 }
 
 QString attemptOutcome(const FailureInfo &f)

@@ -414,9 +414,9 @@ private slots:
     }
 
     // A client that leaves while its body is scanned (its claim won meanwhile) ends its turn at once: the slot
-    // is released, the early call aborted, and the scan's late result changes nothing; the proxy serves on. (The
-    // turn is gone by then: the scanner drops the result. Turn::onScanned's check of a turn settled but not yet
-    // deleted is reached in the next test.)
+    // is released, the early call aborted, and the scan's late result changes nothing but the booked row's
+    // model; the proxy serves on. (The turn is gone by then: the scan answers through the scan thread's object.
+    // Turn::onScanned's check of a turn settled but not yet deleted is reached in the next test.)
     void aClientLeavingWhileItsBodyIsScannedLeavesNoSlotHeld()
     {
         qint64 before = 0;
