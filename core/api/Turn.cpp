@@ -5,7 +5,6 @@
 #include "api/UpstreamHeaders.h"
 #include "http/HttpResponse.h"
 #include "routing/Cooldown.h"
-#include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
 #include "upstream/UpstreamClient.h"
 #include "upstream/egress/EgressSelector.h"
@@ -23,25 +22,6 @@ Q_LOGGING_CATEGORY(lcTurn, "switchyard.turn")
 namespace sy {
 
 namespace {
-
-// A turn settled while its large body was still being scanned (its client gone) was booked before anything told
-// it the model: the scan's answer fills it in afterwards, whether the turn is still there or not. Best effort: a
-// scan still running when the proxy thread stops (a shutdown) is not answered, and a fill that fails (a store
-// outage, while the settlement is kept in memory) is only logged.
-void fillBookedModel(StoreWorker *store, const QString &requestId, const std::optional<ResponsesScan> &scan)
-{
-    if (!store || !scan || scan->model.isEmpty())
-        return;
-    store->submit(
-        [requestId, model = scan->model](Database &db, QString *error) {
-            return RequestLogRepository(db).fillMissingModel(requestId, model, error);
-        },
-        nullptr,
-        [requestId](bool ok, const QString &error) {
-            if (!ok)
-                qCWarning(lcTurn).noquote() << requestId << "model not added to the request log:" << error;
-        });
-}
 
 QString attemptOutcome(const FailureInfo &f)
 {

@@ -72,4 +72,23 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
         settlement.nextClaimSoon);
 }
 
+// A turn settled while its large body was still being scanned (its client gone) was booked before anything told
+// it the model: the scan's answer fills it in afterwards, whether the turn is still there or not. Best effort: a
+// scan still running when the proxy thread stops (a shutdown) is not answered, and a fill that fails (a store
+// outage, while the settlement is kept in memory) is only logged.
+void fillBookedModel(StoreWorker *store, const QString &requestId, const std::optional<ResponsesScan> &scan)
+{
+    if (!store || !scan || scan->model.isEmpty())
+        return;
+    store->submit(
+        [requestId, model = scan->model](Database &db, QString *error) {
+            return RequestLogRepository(db).fillMissingModel(requestId, model, error);
+        },
+        nullptr,
+        [requestId](bool ok, const QString &error) {
+            if (!ok)
+                qCWarning(lcTurnLog).noquote() << requestId << "model not added to the request log:" << error;
+        });
+}
+
 } // namespace sy

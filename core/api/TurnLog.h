@@ -1,5 +1,6 @@
 #pragma once
 
+#include "api/translate/RequestScan.h"
 #include "api/translate/TokenUsage.h"
 #include "ownership/OwnershipTypes.h"
 #include "store/AnchorRepository.h"
@@ -35,5 +36,9 @@ struct Settlement
 // `context`'s thread after the commit (or failure). A request that a reclaim already booked keeps that row.
 void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const Settlement &settlement,
                      QObject *context, std::function<void(bool ok, const SettleOutcome &outcome)> done);
+
+// Sets the model of `requestId`'s booked row from its body's scan, where the row has none (a turn settled while
+// its large body was scanned). Best effort: a failure is only logged.
+void fillBookedModel(StoreWorker *store, const QString &requestId, const std::optional<ResponsesScan> &scan);
 
 } // namespace sy
