@@ -5,13 +5,13 @@
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
 #include "store/UsageTotals.h"
+#include "util/Ids.h"
 
 #include <QDate>
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QSqlQuery>
 #include <QVariant>
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -90,6 +90,10 @@ bool LogDb::fill(qint64 rows, QString *error)
         return false;
     }
     const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
+    // Ids as the proxy makes them (time first, util/Ids.h), or with BENCH_FILL_IDS=random as it made them before
+    // session 42 (24 random hex chars), for an A/B of the two: where a new row's id lands in the primary key's
+    // index decides which pages an insert reads and writes.
+    const bool randomIds = qgetenv("BENCH_FILL_IDS") == "random";
     RequestLogRepository log(*m_db);
     QElapsedTimer timer;
     timer.start();
@@ -102,8 +106,8 @@ bool LogDb::fill(qint64 rows, QString *error)
             const AccountRecord &a = accounts[int(i % accounts.size())];
             const bool failed = i % 50 == 0;
             RequestLogRecord r;
-            r.requestId = QStringLiteral("req_bench_%1").arg(i, 12, 10, QLatin1Char('0'));
             r.startedAtMs = nowMs - kSpanMs + (i * kSpanMs) / rows;
+            r.requestId = randomIds ? QStringLiteral("req_") + newOpaqueId() : newRequestId(r.startedAtMs);
             r.route = QStringLiteral("/backend-api/codex/responses");
             r.model = QStringLiteral("gpt-5-codex");
             r.sessionKey = QStringLiteral("session-%1").arg(i / 40);

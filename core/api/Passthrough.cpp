@@ -41,7 +41,7 @@ public:
     PassthroughCall(const ProxyServices &s, Route route, HttpRequestPtr request, HttpResponse *response,
                     QObject *parent)
         : QObject(parent), m_s(s), m_route(route), m_request(std::move(request)), m_response(response),
-          m_requestId(newRequestId()), m_startedMono(s.clock->monotonicMs())
+          m_requestId(newRequestId(s.clock->nowMs())), m_startedMono(s.clock->monotonicMs())
     {
         m_record.requestId = m_requestId;
         m_record.startedAtMs = s.clock->nowMs();

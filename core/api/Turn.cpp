@@ -47,8 +47,8 @@ QString attemptOutcome(const FailureInfo &f)
 Turn::Turn(const ProxyServices &services, HttpRequestPtr request, HttpResponse *response, const RouteMatch &route,
            QObject *parent)
     : QObject(parent), m_s(services), m_request(std::move(request)), m_response(response), m_route(route),
-      m_requestId(newRequestId()), m_budget(*services.clock, services.config->budgets),
-      m_startedAtMs(services.clock->nowMs())
+      m_startedAtMs(services.clock->nowMs()), m_requestId(newRequestId(m_startedAtMs)),
+      m_budget(*services.clock, services.config->budgets)
 {
     m_deadlineTimer.setSingleShot(true);
     m_deadlineTimer.setTimerType(Qt::PreciseTimer);

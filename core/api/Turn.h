@@ -148,10 +148,10 @@ private:
     HttpRequestPtr m_request;
     QPointer<HttpResponse> m_response;
     RouteMatch m_route;
-    QString m_requestId;
+    qint64 m_startedAtMs = 0;
+    QString m_requestId; // from m_startedAtMs
     State m_state = State::Preparing;
     RequestBudget m_budget;
-    qint64 m_startedAtMs = 0;
     TurnStageMarks m_marks; // stage latencies for /api/status (TurnStages.h)
     // From the claim to the first byte the client gets: the proxy thread polls for the answers it waits on
     // (the claim, the upstream head and first event) instead of sleeping (util/BusyPoll.h).

@@ -181,8 +181,8 @@ class ChatStreamSink final : public TrackingSink
 {
 public:
     explicit ChatStreamSink(const ChatSinkOptions &o)
-        : m_translator(o.model, QStringLiteral("chatcmpl-") + newRequestId().mid(4),
-                       QDateTime::currentSecsSinceEpoch(), o.includeUsage)
+        : m_translator(o.model, QStringLiteral("chatcmpl-") + newOpaqueId(), QDateTime::currentSecsSinceEpoch(),
+                       o.includeUsage)
     {
         m_acc.setSummaryOnly(true); // the translator keeps its own state
     }
@@ -219,7 +219,7 @@ public:
     QByteArray fullBody() const override
     {
         return compactJson(chatCompletionFromResponse(m_acc.response(), m_model,
-                                                      QStringLiteral("chatcmpl-") + newRequestId().mid(4),
+                                                      QStringLiteral("chatcmpl-") + newOpaqueId(),
                                                       QDateTime::currentSecsSinceEpoch()));
     }
 

@@ -15,6 +15,14 @@ bool StoreThreadContext::open(const QString &path, QString *error)
 {
     if (!m_db.open(path, error))
         return false;
+    // Every job of a group commit runs in a savepoint, whose journal SQLite spills to a temporary file past 64 KiB:
+    // under load that was a file created, written, truncated and unlinked in /var/tmp several times a second. In
+    // memory it is a copy of the pages the transaction changes, freed at its end. Only this connection: its
+    // statements sort nothing large, and the dashboard's may.
+    if (m_db.dialect() == SqlDialect::Sqlite && !m_db.exec(QStringLiteral("PRAGMA temp_store = MEMORY"), error)) {
+        m_db.close();
+        return false;
+    }
     m_reprobe = new QTimer(this);
     QObject::connect(m_reprobe, &QTimer::timeout, this, [this] {
         m_db.probeWrite(SystemClock::instance().nowMs(), nullptr);

@@ -5,14 +5,26 @@
 
 namespace sy {
 
-QString newRequestId()
+namespace {
+
+constexpr quint64 kLow48Bits = (quint64(1) << 48) - 1;
+
+QString hex12(quint64 value)
 {
-    quint32 words[3];
-    QRandomGenerator::global()->fillRange(words);
-    QString id = QStringLiteral("req_");
-    for (quint32 w : words)
-        id += QStringLiteral("%1").arg(w, 8, 16, QLatin1Char('0'));
-    return id;
+    return QStringLiteral("%1").arg(value & kLow48Bits, 12, 16, QLatin1Char('0'));
+}
+
+} // namespace
+
+QString newRequestId(qint64 epochMs)
+{
+    return QStringLiteral("req_") + hex12(quint64(epochMs)) + hex12(QRandomGenerator::global()->generate64());
+}
+
+QString newOpaqueId()
+{
+    QRandomGenerator *random = QRandomGenerator::global();
+    return hex12(random->generate64()) + hex12(random->generate64());
 }
 
 QString isoUtc(qint64 epochMs)

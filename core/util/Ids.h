@@ -4,9 +4,16 @@
 
 namespace sy {
 
-// A fresh, unique id for one proxied request ("req_" + 24 hex chars). The proxy never reuses the
-// client's x-client-request-id, which Codex keeps constant for a whole session.
-QString newRequestId();
+// A fresh, unique id for one proxied request: "req_" + 24 hex chars, the first 12 the request's start (Unix ms,
+// low 48 bits), the other 12 random. The proxy never reuses the client's x-client-request-id, which Codex keeps
+// constant for a whole session. Time first so that the indexes keyed by request id (request_log's primary key,
+// slot_claims_request, api_key_requests) grow at their right edge: a group commit's rows share their last
+// pages, and an insert into a large log reads no page from the middle of the index. Ids of one millisecond
+// differ by 48 random bits; nothing relies on their order.
+QString newRequestId(qint64 epochMs);
+
+// 24 random hex chars, for ids that no index keeps (a chat completion's "chatcmpl-" id).
+QString newOpaqueId();
 
 // ISO 8601 UTC with milliseconds: 2026-11-30T04:00:00.123Z
 QString isoUtc(qint64 epochMs);

@@ -6,7 +6,9 @@
 #include "store/SettingsRepository.h"
 #include "store/StoreWorker.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QMutex>
 #include <QProcess>
 #include <QSignalSpy>
@@ -28,6 +30,29 @@ RequestLogRecord row(const QString &id, const QString &route = QStringLiteral("/
     r.route = route;
     r.status = QStringLiteral("completed");
     return r;
+}
+
+// SQLite's temporary files are unlinked as soon as they are open: only the process's descriptors still show them.
+int openTemporaryFiles()
+{
+    int n = 0;
+    const QFileInfoList fds = QDir(QStringLiteral("/proc/self/fd")).entryInfoList(QDir::Files | QDir::System);
+    for (const QFileInfo &fd : fds)
+        n += fd.symLinkTarget().contains(QLatin1String("etilqs_")) ? 1 : 0;
+    return n;
+}
+
+// A savepoint that changes 3000 existing rows (about 80 pages, past the 64 KiB SQLite keeps of a savepoint's
+// journal in memory by default), and the temporary files open while it is held.
+int temporaryFilesDuringALargeSavepoint(Database &db, QString *error)
+{
+    int files = -1;
+    if (db.exec(QStringLiteral("SAVEPOINT large"), error) &&
+        db.exec(QStringLiteral("UPDATE request_log SET route = route || '/longer'"), error)) {
+        files = openTemporaryFiles();
+        db.exec(QStringLiteral("RELEASE large"), error);
+    }
+    return files;
 }
 
 int countRows(Database &db, const QString &where = QString())
@@ -121,6 +146,45 @@ private slots:
         QCOMPARE(done, expected);
         QCOMPARE(visibleAtDone, QList<int>(n, 1)); // each row was durable before its onDone ran
         QVERIFY(!wrongThread);
+    }
+
+    // The store thread's connection keeps a savepoint's journal in memory (a group commit runs every job in one);
+    // another connection of this build, with SQLite's default, spills it to a file.
+    void aLargeSavepointWritesNoTemporaryFile()
+    {
+        if (!QFileInfo(QStringLiteral("/proc/self/fd")).isDir())
+            QSKIP("needs /proc/self/fd");
+        const QString path = pathFor("savepoint");
+        StoreWorker worker;
+        QString error;
+        QVERIFY2(worker.start(path, &error), qPrintable(error));
+        QVERIFY2(worker.runBlocking(
+                     [](Database &db, QString *e) {
+                         RequestLogRepository log(db);
+                         for (int i = 0; i < 3000; ++i) {
+                             if (!log.insert(row(QStringLiteral("req_%1").arg(i, 8, 10, QLatin1Char('0'))), e))
+                                 return false;
+                         }
+                         return true;
+                     },
+                     &error),
+                 qPrintable(error));
+        int onStoreThread = -1;
+        QVERIFY2(worker.runBlocking(
+                     [&](Database &db, QString *e) {
+                         onStoreThread = temporaryFilesDuringALargeSavepoint(db, e);
+                         return onStoreThread >= 0;
+                     },
+                     &error),
+                 qPrintable(error));
+        QCOMPARE(onStoreThread, 0);
+
+        Database other;
+        QVERIFY2(other.open(path, &error), qPrintable(error));
+        QVERIFY2(other.exec(QStringLiteral("BEGIN IMMEDIATE"), &error), qPrintable(error));
+        const int elsewhere = temporaryFilesDuringALargeSavepoint(other, &error);
+        QVERIFY2(other.exec(QStringLiteral("ROLLBACK"), &error), qPrintable(error));
+        QCOMPARE(elsewhere, 1); // the check can see one
     }
 
     void failedJobRollsBack()
