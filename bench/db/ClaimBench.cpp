@@ -5,6 +5,7 @@
 #include "store/AccountRepository.h"
 #include "store/Database.h"
 #include "store/StoreWorker.h"
+#include "util/Ids.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -12,7 +13,6 @@
 #include <QHash>
 #include <QPair>
 #include <QThread>
-#include <QUuid>
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -95,13 +95,13 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
             burstTimer.start();
             for (int i = 0; i < n; ++i) {
                 ClaimAttempt a;
-                a.requestId = QUuid::createUuid().toString(QUuid::WithoutBraces);
+                a.nowMs = QDateTime::currentMSecsSinceEpoch();
+                a.requestId = newRequestId(a.nowMs); // as the proxy makes them (util/Ids.h)
                 a.accountId = accounts[(done + i) % accounts.size()].id;
                 a.slot = ((done + i) / int(accounts.size())) % slotsPerAccount;
                 a.expectedEpoch = epochs.value({a.accountId, a.slot}, 0);
                 a.route = QStringLiteral("bench");
                 a.replica = *me;
-                a.nowMs = QDateTime::currentMSecsSinceEpoch();
                 a.startedAtMs = a.nowMs;
                 a.leaseMs = 60000;
                 auto outcome = std::make_shared<ClaimOutcome>();

@@ -41,10 +41,11 @@ public:
     PassthroughCall(const ProxyServices &s, Route route, HttpRequestPtr request, HttpResponse *response,
                     QObject *parent)
         : QObject(parent), m_s(s), m_route(route), m_request(std::move(request)), m_response(response),
-          m_requestId(newRequestId(s.clock->nowMs())), m_startedMono(s.clock->monotonicMs())
+          m_startedMono(s.clock->monotonicMs())
     {
-        m_record.requestId = m_requestId;
         m_record.startedAtMs = s.clock->nowMs();
+        m_requestId = newRequestId(m_record.startedAtMs);
+        m_record.requestId = m_requestId;
         m_record.route = QString::fromLatin1(matchRoute(m_request->method, m_request->path.toUtf8(), {}).name);
         for (const char *name : {"session-id", "session_id", "x-session-affinity"}) {
             m_sessionKey = QString::fromUtf8(m_request->header(name));

@@ -17,12 +17,12 @@ bool StoreThreadContext::open(const QString &path, QString *error)
         return false;
     // Every job of a group commit runs in a savepoint, whose journal SQLite spills to a temporary file past 64 KiB:
     // under load that was a file created, written, truncated and unlinked in /var/tmp several times a second. In
-    // memory it is a copy of the pages the transaction changes, freed at its end. Only this connection: its
-    // statements sort nothing large, and the dashboard's may.
-    if (m_db.dialect() == SqlDialect::Sqlite && !m_db.exec(QStringLiteral("PRAGMA temp_store = MEMORY"), error)) {
-        m_db.close();
-        return false;
-    }
+    // memory it is a copy of the pages a job changes, freed by the end of the transaction at the latest. Only this
+    // connection: its statements build no large temporary table or index, and the dashboard's may. Not fatal:
+    // without it the journal goes to files, as it did before.
+    QString why;
+    if (m_db.dialect() == SqlDialect::Sqlite && !m_db.exec(QStringLiteral("PRAGMA temp_store = MEMORY"), &why))
+        qCWarning(lcStore).noquote() << "savepoint journals stay in temporary files:" << why;
     m_reprobe = new QTimer(this);
     QObject::connect(m_reprobe, &QTimer::timeout, this, [this] {
         m_db.probeWrite(SystemClock::instance().nowMs(), nullptr);

@@ -90,6 +90,8 @@ private slots:
         const auto random = [](qint64) -> QString { return QStringLiteral("req_") + newOpaqueId(); };
         const qint64 framesTimeFirst = framesOfANewBatch(timeFirst);
         const qint64 framesRandom = framesOfANewBatch(random);
+        qInfo("40 rows into 20,000: %lld WAL frames with time-first ids, %lld with random ones", framesTimeFirst,
+              framesRandom);
         // The table's last page, the last page of each of its four indexes, page 1 (the file grew), and the
         // pages a split adds: 15 when this test was written.
         QVERIFY2(framesTimeFirst > 0 && framesTimeFirst <= 20, qPrintable(QString::number(framesTimeFirst)));
@@ -119,6 +121,11 @@ private:
         if (!insertAll(db, old, &error) || !db.exec(QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)"), &error) ||
             !pageSize.exec(QStringLiteral("PRAGMA page_size")) || !pageSize.next()) {
             qWarning() << "cannot fill" << path << error;
+            return -1;
+        }
+        // The bounds above assume SQLite's default page of 4 KiB (about 120 ids per leaf).
+        if (pageSize.value(0).toLongLong() != 4096) {
+            qWarning() << "page size" << pageSize.value(0).toLongLong() << "is not 4096";
             return -1;
         }
         const qint64 frameBytes = pageSize.value(0).toLongLong() + 24;
