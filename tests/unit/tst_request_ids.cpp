@@ -89,6 +89,8 @@ private slots:
         const auto timeFirst = [](qint64 startedAtMs) -> QString { return newRequestId(startedAtMs); };
         const auto random = [](qint64) -> QString { return QStringLiteral("req_") + newOpaqueId(); };
         const qint64 framesTimeFirst = framesOfANewBatch(timeFirst);
+        if (framesTimeFirst == kNot4KiBPages)
+            QSKIP("the bounds below assume SQLite's default page of 4 KiB");
         const qint64 framesRandom = framesOfANewBatch(random);
         qInfo("40 rows into 20,000: %lld WAL frames with time-first ids, %lld with random ones", framesTimeFirst,
               framesRandom);
@@ -100,6 +102,8 @@ private slots:
     }
 
 private:
+    static constexpr qint64 kNot4KiBPages = -2;
+
     template <typename MakeId> qint64 framesOfANewBatch(MakeId makeId)
     {
         QTemporaryDir dir;
@@ -124,10 +128,8 @@ private:
             return -1;
         }
         // The bounds above assume SQLite's default page of 4 KiB (about 120 ids per leaf).
-        if (pageSize.value(0).toLongLong() != 4096) {
-            qWarning() << "page size" << pageSize.value(0).toLongLong() << "is not 4096";
-            return -1;
-        }
+        if (pageSize.value(0).toLongLong() != 4096)
+            return kNot4KiBPages;
         const qint64 frameBytes = pageSize.value(0).toLongLong() + 24;
         pageSize.finish();
         const QString wal = path + QStringLiteral("-wal");
