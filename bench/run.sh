@@ -521,6 +521,7 @@ printf '  %-44s %s\n' \
     "c=16 stream, $LOG_ROWS rows: ttlb p50 / cpu us/req" "$(v log1m.switchyard.ttlb_p50_ms) / $(v log1m.switchyard.cpu_us_per_req)" \
     "c=16 stream, direct: ttlb p50" "$(v log0.direct.ttlb_p50_ms)" \
     "log fill via RequestLogRepository::insert: s" "$(v log.switchyard.fill_seconds)" \
+    "filled log / claims / anchors / sessions rows" "$(v log.switchyard.log_rows) / $(v log.switchyard.claim_rows) / $(v log.switchyard.anchor_rows) / $(v log.switchyard.session_rows)" \
     "Usage page 30 days (rollups): first / median ms" "$(v chart.switchyard.chart_month_first_ms) / $(v chart.switchyard.chart_month_median_ms)" \
     "Usage page 7 days / 24 hours: median ms" "$(v chart.switchyard.chart_week_median_ms) / $(v chart.switchyard.chart_day_median_ms)" \
     "30-day per-account totals (usage): median ms" "$(v chart.switchyard.totals_median_ms)" \

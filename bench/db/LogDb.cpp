@@ -2,6 +2,7 @@
 
 #include "data/UsageSeries.h"
 #include "store/AccountRepository.h"
+#include "store/AnchorRepository.h"
 #include "store/Database.h"
 #include "store/RequestLogRepository.h"
 #include "store/UsageTotals.h"
@@ -10,6 +11,7 @@
 #include <QDate>
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QHash>
 #include <QSqlQuery>
 #include <QVariant>
 #include <algorithm>
@@ -22,6 +24,9 @@ namespace sy::bench {
 namespace {
 
 constexpr qint64 kSpanMs = 30LL * 24 * 3600 * 1000;
+// The filled turns span the 30 days but their first hour: none of their claims and anchors is older than the
+// serve's retention (ownership/LedgerRetention, 30 days) while the bench runs, so no serve deletes any of them.
+constexpr qint64 kFillSpanMs = kSpanMs - 3600LL * 1000;
 // Rows per write transaction while filling: the proxy commits one row per turn (grouped by the store
 // thread); one transaction per row would only make the fill slower, not the rows different.
 constexpr qint64 kFillBatch = 5000;
@@ -66,6 +71,97 @@ void print(const char *name, const Timing &t, qint64 rows)
                 name, t.maxMs, name, static_cast<long long>(rows));
 }
 
+// The slots of each account that the filled turns were served on (the bench's 16 clients use about as many).
+constexpr int kFillSlots = 16;
+
+// The clock the anchor and affinity repositories read: the time of the turn being filled.
+struct RowClock final : Clock
+{
+    qint64 ms = 0;
+    qint64 nowMs() const override { return ms; }
+    qint64 monotonicMs() const override { return ms; }
+};
+
+struct ReplicaRow
+{
+    QString id;
+    qint64 incarnation = 0;
+};
+
+// The replica that the filled claims are booked to (the data dir's own, registered by its first serve) and
+// the slots' current epochs, which the filled claims go on from.
+bool readLedgerStart(Database &db, ReplicaRow *replica, QHash<QString, qint64> *epochs, QString *error)
+{
+    QSqlQuery q = db.query();
+    if (!db.prepare(q,
+                    QStringLiteral("SELECT replica_id, incarnation FROM replicas ORDER BY started_at_ms DESC LIMIT 1"),
+                    error) ||
+        !db.exec(q, error))
+        return false;
+    if (q.next()) {
+        replica->id = q.value(0).toString();
+        replica->incarnation = q.value(1).toLongLong();
+    } else { // no serve has run on it yet (bench/instructions.sh): a replica of the past
+        replica->id = QStringLiteral("bench-fill");
+        replica->incarnation = 1;
+    }
+    if (!db.prepare(q, QStringLiteral("SELECT account_id, slot_index, owner_epoch FROM owner_slots"), error) ||
+        !db.exec(q, error))
+        return false;
+    while (q.next())
+        epochs->insert(q.value(0).toString() + QLatin1Char('/') + q.value(1).toString(), q.value(2).toLongLong());
+    return true;
+}
+
+// An upstream response id: "resp_" and 48 hex digits, the first 8 of them the Unix time in seconds (as the
+// upstream's ids look), or with BENCH_FILL_IDS=random all random.
+QString fillResponseId(qint64 ms, bool random)
+{
+    const QString rest = newOpaqueId() + newOpaqueId().left(16);
+    if (random)
+        return QStringLiteral("resp_") + rest;
+    return QStringLiteral("resp_%1").arg(quint32(ms / 1000), 8, 16, QLatin1Char('0')) + rest.left(40);
+}
+
+// The row OwnerSlotRepository's claim inserts, as the turn's settlement leaves it (released, settled once).
+bool insertSettledClaim(Database &db, const RequestLogRecord &r, const AccountRecord &a, int slot, qint64 epoch,
+                        const ReplicaRow &replica, const QString &responseId, qint64 releasedAtMs, QString *error)
+{
+    QSqlQuery q = db.query();
+    if (!db.prepare(q,
+                    QStringLiteral("INSERT INTO slot_claims (request_id, account_id, slot_index, owner_epoch, "
+                                   "replica_id, incarnation, route, started_at_ms, claimed_at_ms, durable_status, "
+                                   "account_version, released_at_ms, release_kind, settlements, response_id) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'settled', 1, ?)"),
+                    error))
+        return false;
+    Database::bindAll(q,
+                      {r.requestId, a.id, slot, epoch, replica.id, replica.incarnation, r.route, r.startedAtMs,
+                       r.startedAtMs + r.latency.queueMs.value_or(0), a.status, a.version, releasedAtMs, responseId});
+    return db.exec(q, error);
+}
+
+bool storeEpochs(Database &db, const QHash<QString, qint64> &epochs, QString *error)
+{
+    Transaction tx(db);
+    if (!tx.begin(error))
+        return false;
+    QSqlQuery q = db.query();
+    for (auto it = epochs.begin(); it != epochs.end(); ++it) {
+        const qsizetype cut = it.key().lastIndexOf(QLatin1Char('/'));
+        if (!db.prepare(q,
+                        QStringLiteral("INSERT INTO owner_slots (account_id, slot_index, owner_epoch) VALUES (?, ?, ?) "
+                                       "ON CONFLICT (account_id, slot_index) DO UPDATE SET owner_epoch = "
+                                       "excluded.owner_epoch"),
+                        error))
+            return false;
+        Database::bindAll(q, {it.key().left(cut), it.key().mid(cut + 1).toInt(), it.value()});
+        if (!db.exec(q, error))
+            return false;
+    }
+    return tx.commit(error);
+}
+
 } // namespace
 
 LogDb::LogDb(const QString &path) : m_path(path) {}
@@ -94,7 +190,16 @@ bool LogDb::fill(qint64 rows, QString *error)
     // session 42 (24 random hex chars), for an A/B of the two: where a new row's id lands in the primary key's
     // index decides which pages an insert reads and writes.
     const bool randomIds = qgetenv("BENCH_FILL_IDS") == "random";
+    // BENCH_FILL_LEDGER=0 fills the request log alone, as before session 43.
+    const bool ledger = qgetenv("BENCH_FILL_LEDGER") != "0";
+    ReplicaRow replica;
+    QHash<QString, qint64> epochs; // "account/slot" -> the last epoch the fill gave that slot
+    if (ledger && !readLedgerStart(*m_db, &replica, &epochs, error))
+        return false;
+    RowClock rowClock;
     RequestLogRepository log(*m_db);
+    AnchorRepository anchors(*m_db, rowClock);
+    AffinityRepository affinity(*m_db, rowClock);
     QElapsedTimer timer;
     timer.start();
     for (qint64 from = 0; from < rows; from += kFillBatch) {
@@ -106,11 +211,12 @@ bool LogDb::fill(qint64 rows, QString *error)
             const AccountRecord &a = accounts[int(i % accounts.size())];
             const bool failed = i % 50 == 0;
             RequestLogRecord r;
-            r.startedAtMs = nowMs - kSpanMs + (i * kSpanMs) / rows;
+            r.startedAtMs = nowMs - kFillSpanMs + (i * kFillSpanMs) / rows;
             r.requestId = randomIds ? QStringLiteral("req_") + newOpaqueId() : newRequestId(r.startedAtMs);
             r.route = QStringLiteral("/backend-api/codex/responses");
             r.model = QStringLiteral("gpt-5-codex");
-            r.sessionKey = QStringLiteral("session-%1").arg(i / 40);
+            const QString sessionKey = QStringLiteral("session-%1").arg(i / 40);
+            r.sessionKey = sessionKey;
             r.accountId = a.id;
             r.accountAlias = a.alias;
             r.chatgptAccountId = a.chatgptAccountId;
@@ -124,10 +230,34 @@ bool LogDb::fill(qint64 rows, QString *error)
             r.tokens = {input, input / 2, output, reasoning, input + output + reasoning};
             if (!log.insert(r, error))
                 return false;
+            if (!ledger)
+                continue;
+            // What the same turn leaves in the ownership tables (docs/OWNERSHIP.md): its claim as its settlement
+            // closed it, the anchor of the response it served, and its session's binding when that moved.
+            rowClock.ms = r.startedAtMs + r.latency.totalMs.value_or(0);
+            const int slot = int(i / accounts.size()) % kFillSlots;
+            const qint64 epoch = ++epochs[a.id + QLatin1Char('/') + QString::number(slot)];
+            const QString responseId = fillResponseId(rowClock.ms, randomIds);
+            if (!insertSettledClaim(*m_db, r, a, slot, epoch, replica, responseId, rowClock.ms, error))
+                return false;
+            AnchorRecord anchor;
+            anchor.responseId = responseId;
+            anchor.accountId = a.id;
+            anchor.lineage = responseId;
+            anchor.sessionKey = sessionKey;
+            anchor.slot = slot;
+            anchor.epoch = epoch;
+            if (!anchors.rememberServed(anchor, error))
+                return false;
+            if (i % 40 == 0 && !affinity.set(sessionKey, a.id, error))
+                return false;
         }
         if (!tx.commit(error))
             return false;
     }
+    // The slots' epochs go on from the last one the ledger gave them, as the claims of those turns left them.
+    if (ledger && !storeEpochs(*m_db, epochs, error))
+        return false;
     const double seconds = double(timer.elapsed()) / 1000;
     m_db->exec(QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)"), error);
     // The rollups must account for every logged row, or the chart below would be timed on a partial table.
@@ -139,9 +269,15 @@ bool LogDb::fill(qint64 rows, QString *error)
         *error = QStringLiteral("rollups count %1 requests, the log holds %2 rows").arg(rolledUp).arg(logged);
         return false;
     }
-    std::printf("filled_rows=%lld fill_seconds=%.1f log_rows=%lld rollup_requests=%lld\n",
-                static_cast<long long>(rows), seconds, static_cast<long long>(logged),
-                static_cast<long long>(rolledUp));
+    qint64 claims = 0, anchorRows = 0, sessions = 0;
+    if (!scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM slot_claims"), &claims, error) ||
+        !scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM response_anchors"), &anchorRows, error) ||
+        !scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM session_affinity"), &sessions, error))
+        return false;
+    std::printf("filled_rows=%lld fill_seconds=%.1f log_rows=%lld rollup_requests=%lld claim_rows=%lld "
+                "anchor_rows=%lld session_rows=%lld\n",
+                static_cast<long long>(rows), seconds, static_cast<long long>(logged), static_cast<long long>(rolledUp),
+                static_cast<long long>(claims), static_cast<long long>(anchorRows), static_cast<long long>(sessions));
     return true;
 }
 

@@ -44,7 +44,7 @@ QString loadReplicaId(const QString &dataDir, QString *error)
 
 SlotLedger::SlotLedger(std::shared_ptr<const Config> config, const Clock &clock, StoreWorker *store, QObject *parent)
     : QObject(parent), m_config(std::move(config)), m_clock(clock), m_store(store),
-      m_gate(m_config->gateMaxWaiters, m_config->gateMaxWaitersPerAccount)
+      m_gate(m_config->gateMaxWaiters, m_config->gateMaxWaitersPerAccount), m_retention(store, clock, this)
 {
     m_renewTimer.setInterval(qMax(1, m_config->leaseRenewS) * 1000);
     connect(&m_renewTimer, &QTimer::timeout, this, &SlotLedger::tick);
@@ -120,6 +120,7 @@ void SlotLedger::start(std::function<void(const QString &)> ready)
                 applyRows(it.key(), it.value());
             m_renewTimer.start();
             m_snapshotTimer.start();
+            m_retention.start();
             ready({});
         });
 }
@@ -421,6 +422,7 @@ void SlotLedger::noteStopped()
                  overloaded = m_gate.overloaded();
     m_renewTimer.stop();
     m_snapshotTimer.stop();
+    m_retention.stop();
     m_store->submit(
         [=](Database &db, QString *error) {
             OwnerSlotRepository repo(db);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ownership/AdmissionGate.h"
+#include "ownership/LedgerRetention.h"
 #include "ownership/OwnershipTypes.h"
 #include "store/AnchorRepository.h"
 
@@ -10,7 +11,6 @@
 #include <QObject>
 #include <QSet>
 #include <QTimer>
-
 #include <functional>
 #include <limits>
 #include <memory>
@@ -87,6 +87,7 @@ public:
 
     qint64 casConflicts() const { return m_casConflicts; }
     qint64 leaseReclaims() const { return m_leaseReclaims; }
+    const LedgerRetention &retention() const { return m_retention; }
     QJsonObject statusJson() const;
 
 signals:
@@ -115,6 +116,7 @@ private:
     QHash<QString, qint64> m_leaseUntilMs;        // request -> lease end this replica last wrote
     QTimer m_renewTimer;
     QTimer m_snapshotTimer;
+    LedgerRetention m_retention; // old claims and anchors, once registered
     bool m_refreshing = false;
     bool m_renewing = false;
     qint64 m_casConflicts = 0;

@@ -21,6 +21,11 @@ QString newRequestId(qint64 epochMs)
     return QStringLiteral("req_") + hex12(quint64(epochMs)) + hex12(QRandomGenerator::global()->generate64());
 }
 
+QString requestIdFloor(qint64 epochMs)
+{
+    return QStringLiteral("req_") + hex12(quint64(epochMs));
+}
+
 QString newOpaqueId()
 {
     QRandomGenerator *random = QRandomGenerator::global();

@@ -12,6 +12,10 @@ namespace sy {
 // differ by 48 random bits; nothing relies on their order.
 QString newRequestId(qint64 epochMs);
 
+// "req_" + the 12 hex chars of epochMs: every id newRequestId() makes for that millisecond or a later one sorts at
+// or above it, every one of an earlier millisecond below it (byte order; LedgerRetention).
+QString requestIdFloor(qint64 epochMs);
+
 // 24 random hex chars, for ids that no index keeps (a chat completion's "chatcmpl-" id).
 QString newOpaqueId();
 

@@ -1,11 +1,12 @@
 // The repositories on a real PostgreSQL 15 server (PostgresServer): accounts (dedup, lookup, aliases, runtime
 // state, removal) with the change counter, usage, the request log, anchors and affinity, settings and the pin,
-// refresh claims, token totals, a failover's given-up claim closed by the next claim, and two replicas importing the
-// same accounts at once. The secret store on PostgreSQL: tst_secret_database_postgres.
+// refresh claims, token totals, a failover's given-up claim closed by the next claim, the ledger's retention, and two
+// replicas importing the same accounts at once. The secret store on PostgreSQL: tst_secret_database_postgres.
 #include "ManualClock.h"
 #include "TestSupport.h"
 #include "accounts/AuthJson.h"
 #include "lib/PostgresServer.h"
+#include "ownership/LedgerRetention.h"
 #include "ownership/OwnerSlotRepository.h"
 #include "store/AccountRepository.h"
 #include "store/AnchorRepository.h"
@@ -14,6 +15,7 @@
 #include "store/RequestLogRepository.h"
 #include "store/SettingsRepository.h"
 #include "store/UsageTotals.h"
+#include "util/Ids.h"
 
 #include <QMutex>
 #include <QSqlQuery>
@@ -453,6 +455,51 @@ private slots:
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT sum(settlements) FROM slot_claims WHERE request_id = 'req_pg_2'"))
                      .toInt(),
                  1);
+    }
+
+    // LedgerRetention's batch on PostgreSQL (its DELETE ... IN (SELECT ... LIMIT ?) and the request-id range in
+    // the server's collation): an old settled request and an old anchor go, an old open claim, a recent request
+    // and a recent anchor stay, and the limit holds.
+    void ledgerRetentionDropsOnlyOldClosedRequests()
+    {
+        const QString a = addAccount(QStringLiteral("personal-alice.json"));
+        OwnerSlotRepository repo(*m_db);
+        QString error;
+        const qint64 now = m_clock.nowMs();
+        const qint64 cutoff = now - LedgerRetention::kRetentionMs;
+        const auto me = repo.registerReplica(QStringLiteral("rep_pg"), cutoff - 10000, &error);
+        QVERIFY2(me, qPrintable(error));
+        int slot = 0;
+        const auto turnAt = [&](qint64 at, bool settle) {
+            ClaimAttempt c = firstClaim(*me, a);
+            c.requestId = newRequestId(at);
+            c.slot = slot++;
+            c.startedAtMs = c.nowMs = at;
+            if (repo.claim(c, &error).kind != ClaimOutcome::Kind::Claimed ||
+                (settle && !repo.settleTurn(*me, c.requestId, QString(), at + 5, &error)))
+                qFatal("turn: %s", qPrintable(error));
+            test::ManualClock clock(at + 5);
+            if (!AnchorRepository(*m_db, clock).remember(QStringLiteral("resp_") + c.requestId, a, &error))
+                qFatal("anchor: %s", qPrintable(error));
+            return c.requestId;
+        };
+        const QString old1 = turnAt(cutoff - 3000, true), old2 = turnAt(cutoff - 2000, true);
+        const QString open = turnAt(cutoff - 1000, false);
+        const QString recent = turnAt(now - 1000, true);
+        LedgerRetention::Batch batch;
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 1, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.claims, 1);
+        QCOMPARE(batch.anchors, 1);
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 10, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.claims, 1);
+        QCOMPARE(batch.anchors, 2); // the open request's anchor is old too
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT string_agg(request_id, ',' ORDER BY request_id) FROM "
+                                              "slot_claims"))
+                     .toString(),
+                 open + QLatin1Char(',') + recent);
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT string_agg(response_id, ',') FROM response_anchors")).toString(),
+                 QStringLiteral("resp_") + recent);
+        QVERIFY(!old1.isEmpty() && !old2.isEmpty());
     }
 
     void settingsPinAndStrategy()

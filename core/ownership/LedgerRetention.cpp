@@ -1,0 +1,116 @@
+#include "ownership/LedgerRetention.h"
+
+#include "store/Database.h"
+#include "store/StoreWorker.h"
+#include "util/Clock.h"
+#include "util/Ids.h"
+
+#include <QLoggingCategory>
+#include <QSqlQuery>
+#include <QVariant>
+#include <memory>
+
+namespace sy {
+
+Q_LOGGING_CATEGORY(lcRetention, "switchyard.ownership.retention")
+
+namespace {
+
+int deleteBatch(Database &db, const QString &sql, const QVariantList &values, QString *error)
+{
+    QSqlQuery q = db.query();
+    if (!db.prepare(q, sql, error))
+        return -1;
+    Database::bindAll(q, values);
+    if (!db.exec(q, error))
+        return -1;
+    return q.numRowsAffected();
+}
+
+} // namespace
+
+bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch *out, QString *error)
+{
+    // The oldest requests first, by the request-id index (slot_claims_request); a request goes with all its
+    // claims or not at all, and not while one of them is open or is a failover's release the sweep has yet to
+    // look at (OwnerSlotRepository::settleAbandonedFailovers). claimed_at_ms guards against ids that do not
+    // begin with their time.
+    const int claims = deleteBatch(
+        db,
+        QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (SELECT c.request_id FROM slot_claims c WHERE "
+                       "c.request_id < ? AND c.claimed_at_ms < ? AND NOT EXISTS (SELECT 1 FROM slot_claims o WHERE "
+                       "o.request_id = c.request_id AND (o.released_at_ms IS NULL OR o.claimed_at_ms >= ? OR "
+                       "(o.release_kind = 'failover' AND o.settlements = 0 AND o.swept_at_ms IS NULL))) "
+                       "ORDER BY c.request_id LIMIT ?)"),
+        {requestIdFloor(cutoffMs), cutoffMs, cutoffMs, limit}, error);
+    if (claims < 0)
+        return false;
+    // By response_anchors_created.
+    const int anchors = deleteBatch(db,
+                                    QStringLiteral("DELETE FROM response_anchors WHERE response_id IN (SELECT "
+                                                   "response_id FROM response_anchors WHERE created_at_ms < ? "
+                                                   "ORDER BY created_at_ms LIMIT ?)"),
+                                    {cutoffMs, limit}, error);
+    if (anchors < 0)
+        return false;
+    out->claims = claims;
+    out->anchors = anchors;
+    return true;
+}
+
+LedgerRetention::LedgerRetention(StoreWorker *store, const Clock &clock, QObject *parent, int idleMs, int busyMs)
+    : QObject(parent), m_store(store), m_clock(clock), m_idleMs(idleMs), m_busyMs(busyMs)
+{
+    m_timer.setSingleShot(true);
+    connect(&m_timer, &QTimer::timeout, this, &LedgerRetention::runOnce);
+}
+
+void LedgerRetention::start()
+{
+    m_started = true;
+    m_timer.start(m_idleMs);
+}
+
+void LedgerRetention::stop()
+{
+    m_started = false;
+    m_timer.stop();
+}
+
+void LedgerRetention::runOnce()
+{
+    if (m_running)
+        return;
+    m_running = true;
+    const qint64 cutoffMs = m_clock.nowMs() - kRetentionMs;
+    auto batch = std::make_shared<Batch>();
+    m_store->submit(
+        [cutoffMs, batch](Database &db, QString *error) {
+            return pruneBatch(db, cutoffMs, kBatchRows, batch.get(), error);
+        },
+        this,
+        [this, batch](bool ok, const QString &error) {
+            m_running = false;
+            const bool full = ok && (batch->claims >= kBatchRows || batch->anchors >= kBatchRows);
+            if (!ok) {
+                // The store is unavailable (read-only, full): the next minute tries again.
+                if (!m_warned)
+                    qCWarning(lcRetention).noquote() << "cannot drop old claims and anchors:" << error;
+                m_warned = true;
+            } else {
+                m_warned = false;
+                m_claimsPruned += batch->claims;
+                m_anchorsPruned += batch->anchors;
+                if (batch->claims > 0 || batch->anchors > 0)
+                    qCDebug(lcRetention).noquote()
+                        << "dropped" << batch->claims << "claims and" << batch->anchors << "anchors older than"
+                        << kRetentionMs / (24 * 3600 * 1000) << "days";
+                emit batchDone(batch->claims, batch->anchors);
+            }
+            if (!m_started)
+                return;
+            m_timer.start(full ? m_busyMs : m_idleMs);
+        });
+}
+
+} // namespace sy

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+namespace sy {
+
+class Clock;
+class Database;
+class StoreWorker;
+
+// What the ownership tables keep of past turns. Every turn leaves a claim in slot_claims (about 300 bytes with
+// its indexes) and, for a Responses turn, a continuity anchor in response_anchors; neither is read again once
+// the turn has settled, except an anchor by a continuation of its response. Both go after kRetentionMs: the
+// claims of requests whose claims are all closed (released, and not a failover's release still waiting for its
+// sweep), the anchors of responses created before then (a continuation of such a response is answered
+// previous_response_not_found, as the upstream, which keeps stored responses 30 days, would answer it).
+// The request log (the user's history) and session_affinity (one row per session) are not touched.
+//
+// Runs on the store thread in batches of at most kBatchRows rows per table, so that no claim waits behind a
+// long delete: once a minute, and again a second later while a batch came back full.
+class LedgerRetention : public QObject
+{
+    Q_OBJECT
+
+public:
+    static constexpr qint64 kRetentionMs = 30LL * 24 * 3600 * 1000;
+    static constexpr int kBatchRows = 200;
+    static constexpr int kIdleIntervalMs = 60 * 1000;
+    static constexpr int kBusyIntervalMs = 1000;
+
+    struct Batch
+    {
+        int claims = 0;  // slot_claims rows deleted
+        int anchors = 0; // response_anchors rows deleted
+    };
+
+    // One batch, inside the caller's transaction: at most `limit` claims and `limit` anchors older than
+    // cutoffMs. Claims are found by their time-first request id (util/Ids.h), through the request-id index;
+    // claims with ids of the random kind made before 6 December 2026 sort anywhere and are deleted only when
+    // their random prefix happens to sort below the cutoff. False on a database error.
+    static bool pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch *out, QString *error);
+
+    // idleMs and busyMs: the pause after a batch that came back short and after a full one (tests shorten them).
+    LedgerRetention(StoreWorker *store, const Clock &clock, QObject *parent = nullptr, int idleMs = kIdleIntervalMs,
+                    int busyMs = kBusyIntervalMs);
+
+    // The first batch idleMs from now.
+    void start();
+    void stop();
+    // Submits one batch now (tests; start() runs them on its timer).
+    void runOnce();
+
+    qint64 claimsPruned() const { return m_claimsPruned; }
+    qint64 anchorsPruned() const { return m_anchorsPruned; }
+
+signals:
+    void batchDone(int claims, int anchors);
+
+private:
+    StoreWorker *m_store;
+    const Clock &m_clock;
+    const int m_idleMs;
+    const int m_busyMs;
+    QTimer m_timer;
+    bool m_started = false;
+    bool m_running = false;
+    bool m_warned = false;
+    qint64 m_claimsPruned = 0;
+    qint64 m_anchorsPruned = 0;
+};
+
+} // namespace sy
