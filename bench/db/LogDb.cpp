@@ -1,6 +1,7 @@
 #include "LogDb.h"
 
 #include "data/UsageSeries.h"
+#include "ownership/LedgerRetention.h"
 #include "store/AccountRepository.h"
 #include "store/AnchorRepository.h"
 #include "store/Database.h"
@@ -278,6 +279,34 @@ bool LogDb::fill(qint64 rows, QString *error)
                 "anchor_rows=%lld session_rows=%lld\n",
                 static_cast<long long>(rows), seconds, static_cast<long long>(logged), static_cast<long long>(rolledUp),
                 static_cast<long long>(claims), static_cast<long long>(anchorRows), static_cast<long long>(sessions));
+    return true;
+}
+
+bool LogDb::timeRetention(int days, int batches, QString *error)
+{
+    const qint64 cutoffMs = QDateTime::currentMSecsSinceEpoch() - qint64(days) * 24 * 3600 * 1000;
+    std::vector<double> ms;
+    qint64 claims = 0, anchors = 0;
+    for (int i = 0; i < batches; ++i) {
+        QElapsedTimer timer;
+        timer.start();
+        Transaction tx(*m_db);
+        LedgerRetention::Batch batch;
+        if (!tx.begin(error) ||
+            !LedgerRetention::pruneBatch(*m_db, cutoffMs, LedgerRetention::kBatchRows, &batch, error) ||
+            !tx.commit(error))
+            return false;
+        ms.push_back(double(timer.nsecsElapsed()) / 1e6);
+        claims += batch.claims;
+        anchors += batch.anchors;
+        if (batch.claims < LedgerRetention::kBatchRows && batch.anchors < LedgerRetention::kBatchRows)
+            break;
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("retention_batches=%zu retention_claims=%lld retention_anchors=%lld retention_median_ms=%.2f "
+                "retention_max_ms=%.2f\n",
+                ms.size(), static_cast<long long>(claims), static_cast<long long>(anchors), ms[ms.size() / 2],
+                ms.back());
     return true;
 }
 

@@ -25,6 +25,10 @@ public:
     // totals of `switchyard usage`, and for comparison the same hourly sums computed from the raw log.
     bool timeChartQueries(int repeat, QString *error);
 
+    // Times LedgerRetention's batches, each in a write transaction of its own as on the store thread, with the
+    // cutoff `days` days ago: `batches` of them, or fewer when nothing more is that old.
+    bool timeRetention(int days, int batches, QString *error);
+
 private:
     QString m_path;
     std::unique_ptr<Database> m_db;

@@ -41,6 +41,7 @@ const char kUsage[] =
     "       sy-bench-db slots DB N            set every account's slot_count to N (no migration)\n"
     "       sy-bench-db fill DB ROWS          add ROWS request_log rows over the last 30 days\n"
     "       sy-bench-db chart DB [REPEAT]     time the 30-day chart queries\n"
+    "       sy-bench-db retention DB DAYS [N] time N (20) retention batches, cutoff DAYS days ago\n"
     "       sy-bench-db claims DB [N [BURST]] time N slot claims alone and in bursts (default 2000, 64)\n"
     "       sy-bench-db stages BEFORE AFTER   turn stage percentiles between two /api/status answers\n";
 
@@ -90,7 +91,14 @@ int main(int argc, char **argv)
     bool done = false;
     if (command == QLatin1String("fill") && args.size() == 3 && n >= 1)
         done = db.fill(n, &error);
-    else if (command == QLatin1String("chart") && args.size() <= 3)
+    else if (command == QLatin1String("retention") && (args.size() == 3 || args.size() == 4) && n >= 0) {
+        const int batches = args.size() == 4 ? args[3].toInt(&ok) : 20;
+        done = ok && batches > 0 && db.timeRetention(int(n), batches, &error);
+        if (!ok || batches <= 0) {
+            std::fputs(kUsage, stderr);
+            return 2;
+        }
+    } else if (command == QLatin1String("chart") && args.size() <= 3)
         done = db.timeChartQueries(n > 0 ? int(n) : 5, &error);
     else {
         std::fputs(kUsage, stderr);

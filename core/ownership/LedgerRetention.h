@@ -15,7 +15,7 @@ class StoreWorker;
 // the turn has settled, except an anchor by a continuation of its response. Both go after kRetentionMs: the
 // claims of requests whose claims are all closed (released, and not a failover's release still waiting for its
 // sweep), the anchors of responses created before then (a continuation of such a response is answered
-// previous_response_not_found, as the upstream, which keeps stored responses 30 days, would answer it).
+// previous_response_not_found, as any response the proxy cannot place; docs/OWNERSHIP.md).
 // The request log (the user's history) and session_affinity (one row per session) are not touched.
 //
 // Runs on the store thread in batches of at most kBatchRows rows per table, so that no claim waits behind a
