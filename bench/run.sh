@@ -424,7 +424,7 @@ load log0 direct codex 16
 # The empty-log twin of the data dir (same accounts and slots), so 0 and LOG_ROWS rows can alternate below.
 LOG0_DATA="$WORK/sy-log0"
 cp -a "$LOG_DATA" "$LOG0_DATA"
-log "filling the request log with $LOG_ROWS rows"
+log "filling the request log with $LOG_ROWS rows (and, unless BENCH_FILL_LEDGER=0, their claims, anchors and sessions)"
 fill=$("$DBTOOL" fill "$LOG_DATA/switchyard.sqlite" "$LOG_ROWS")
 for kv in $fill; do R[log.switchyard.${kv%%=*}]="${kv#*=}"; done
 chart=$("$DBTOOL" chart "$LOG_DATA/switchyard.sqlite" 5)
