@@ -118,7 +118,7 @@ bool readLedgerStart(Database &db, ReplicaRow *replica, QHash<QString, qint64> *
 // upstream's ids look), or with BENCH_FILL_IDS=random all random.
 QString fillResponseId(qint64 ms, bool random)
 {
-    const QString rest = newOpaqueId() + newOpaqueId().left(16);
+    const QString rest = newOpaqueId() + newOpaqueId(); // 48
     if (random)
         return QStringLiteral("resp_") + rest;
     return QStringLiteral("resp_%1").arg(quint32(ms / 1000), 8, 16, QLatin1Char('0')) + rest.left(40);

@@ -191,6 +191,15 @@ void Turn::onClaimed(const QString &accountId, const ClaimOutcome &outcome)
                              QStringLiteral("rejected"));
             return;
         }
+        if (outcome.reason == QLatin1String("anchor_unknown")) {
+            failBeforeCommit(400, "invalid_request_error", "previous_response_not_found",
+                             QStringLiteral("Previous response '%1' is unknown here (not served through this proxy, "
+                                            "or older than 30 days); resend the full conversation without "
+                                            "previous_response_id.")
+                                 .arg(m_previousResponseId),
+                             QStringLiteral("rejected"));
+            return;
+        }
         // The durable row refuses the account (paused, removed, cooling down...) although the snapshot did not
         // know yet: never dispatch on it; the snapshot reloads, and this turn routes without it.
         m_skipped.append({accountId, QStringLiteral("durable_") + outcome.reason});

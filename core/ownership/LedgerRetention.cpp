@@ -31,18 +31,33 @@ int deleteBatch(Database &db, const QString &sql, const QVariantList &values, QS
 
 bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch *out, QString *error)
 {
+    *out = {};
+    if (db.dialect() == Database::Dialect::Postgres) {
+        // One replica's batch at a time. Two batches picking the same old rows would wait for each other, and a
+        // batch shares its transaction with other writes (a group commit): a settlement waiting behind such a
+        // wait could meet a cycle and be the deadlock's victim. Settlements and claims lock only rows of turns
+        // in flight, which no batch picks. Busy: this batch is skipped, the next one comes a minute later.
+        QSqlQuery q = db.query();
+        if (!db.prepare(q, QStringLiteral("SELECT pg_try_advisory_xact_lock(?)"), error))
+            return false;
+        Database::bindAll(q, {kPostgresLockKey});
+        if (!db.exec(q, error))
+            return false;
+        if (!q.next() || !q.value(0).toBool())
+            return true;
+    }
     // The oldest requests first, by the request-id index (slot_claims_request); a request goes with all its
-    // claims or not at all, and not while one of them is open or is a failover's release the sweep has yet to
-    // look at (OwnerSlotRepository::settleAbandonedFailovers). claimed_at_ms guards against ids that do not
-    // begin with their time.
+    // claims or not at all, and not while one of them is open, is a failover's release the sweep has yet to look
+    // at (OwnerSlotRepository::settleAbandonedFailovers) or was made after the cutoff (which also keeps any claim
+    // whose id does not begin with its time). A request with several claims can take the batch past `limit`.
     const int claims = deleteBatch(
         db,
         QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (SELECT c.request_id FROM slot_claims c WHERE "
-                       "c.request_id < ? AND c.claimed_at_ms < ? AND NOT EXISTS (SELECT 1 FROM slot_claims o WHERE "
-                       "o.request_id = c.request_id AND (o.released_at_ms IS NULL OR o.claimed_at_ms >= ? OR "
-                       "(o.release_kind = 'failover' AND o.settlements = 0 AND o.swept_at_ms IS NULL))) "
-                       "ORDER BY c.request_id LIMIT ?)"),
-        {requestIdFloor(cutoffMs), cutoffMs, cutoffMs, limit}, error);
+                       "c.request_id < ? AND NOT EXISTS (SELECT 1 FROM slot_claims o WHERE o.request_id = "
+                       "c.request_id AND (o.released_at_ms IS NULL OR o.claimed_at_ms >= ? OR (o.release_kind = "
+                       "'failover' AND o.settlements = 0 AND o.swept_at_ms IS NULL))) ORDER BY c.request_id "
+                       "LIMIT ?)"),
+        {requestIdFloor(cutoffMs), cutoffMs, limit}, error);
     if (claims < 0)
         return false;
     // By response_anchors_created.

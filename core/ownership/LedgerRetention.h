@@ -29,6 +29,8 @@ public:
     static constexpr int kBatchRows = 200;
     static constexpr int kIdleIntervalMs = 60 * 1000;
     static constexpr int kBusyIntervalMs = 1000;
+    // PostgreSQL: the transaction-scoped advisory lock that lets one replica's batch run at a time.
+    static constexpr qint64 kPostgresLockKey = 0x5359524554; // "SYRET"
 
     struct Batch
     {
@@ -36,10 +38,12 @@ public:
         int anchors = 0; // response_anchors rows deleted
     };
 
-    // One batch, inside the caller's transaction: at most `limit` claims and `limit` anchors older than
-    // cutoffMs. Claims are found by their time-first request id (util/Ids.h), through the request-id index;
-    // claims with ids of the random kind made before 6 December 2026 sort anywhere and are deleted only when
-    // their random prefix happens to sort below the cutoff. False on a database error.
+    // One batch, inside the caller's transaction: the claims of at most `limit` requests (a request's claims go
+    // together) and at most `limit` anchors older than cutoffMs. Claims are found by their time-first request
+    // id (util/Ids.h), through the request-id index; claims with ids of the random kind made before 6 December
+    // 2026 sort anywhere and are deleted only when their random prefix happens to sort below the cutoff (about
+    // 1 in 150 of them). On PostgreSQL nothing is deleted while another replica's batch runs. False on a
+    // database error.
     static bool pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch *out, QString *error);
 
     // idleMs and busyMs: the pause after a batch that came back short and after a full one (tests shorten them).
@@ -52,6 +56,7 @@ public:
     // Submits one batch now (tests; start() runs them on its timer).
     void runOnce();
 
+    bool isStarted() const { return m_started; }
     qint64 claimsPruned() const { return m_claimsPruned; }
     qint64 anchorsPruned() const { return m_anchorsPruned; }
 

@@ -193,7 +193,9 @@ ClaimOutcome OwnerSlotRepository::claim(const ClaimAttempt &a, QString *error)
         q.finish();
         if (!SY_FAULT("cross-account-anchor") && anchorAccount != a.accountId) {
             out.kind = ClaimOutcome::Kind::Ineligible;
-            out.reason = QStringLiteral("anchor_owner_mismatch");
+            // No row at all: a response never served here, or one whose anchor the retention deleted while the
+            // turn's routing still had it from memory.
+            out.reason = anchorAccount ? QStringLiteral("anchor_owner_mismatch") : QStringLiteral("anchor_unknown");
             return out;
         }
     }

@@ -72,7 +72,8 @@ struct ClaimOutcome
     };
     Kind kind = Kind::Error;
     HeldSlot held;
-    QString reason; // "removed", "paused", "reauth_required", "deactivated", "cooldown", "anchor_owner_mismatch"
+    QString reason; // "removed", "paused", "reauth_required", "deactivated", "cooldown", "anchor_owner_mismatch",
+                    // "anchor_unknown"
     QList<SlotState> rows; // Conflict: every row of the account; Claimed: the claimed slot's row
     bool reclaimedExpired = false; // the slot was taken over from an expired lease
     qint64 durableVersion = 0;

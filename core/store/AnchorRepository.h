@@ -24,7 +24,7 @@ struct AnchorRecord
 };
 
 // Continuity: which account produced a response (previous_response_id must go back to it, never to another
-// account). Rows go away with their account.
+// account). Rows go away with their account, and 30 days after they were made (ownership/LedgerRetention).
 class AnchorRepository
 {
 public:

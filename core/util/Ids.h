@@ -9,11 +9,11 @@ namespace sy {
 // constant for a whole session. Time first so that the indexes keyed by request id (request_log's primary key,
 // slot_claims_request, api_key_requests) grow at their right edge: a group commit's rows share their last
 // pages, and an insert into a large log reads no page from the middle of the index. Ids of one millisecond
-// differ by 48 random bits; nothing relies on their order.
+// differ by 48 random bits. LedgerRetention finds old claims by this order (requestIdFloor).
 QString newRequestId(qint64 epochMs);
 
 // "req_" + the 12 hex chars of epochMs: every id newRequestId() makes for that millisecond or a later one sorts at
-// or above it, every one of an earlier millisecond below it (byte order; LedgerRetention).
+// or above it, every one of an earlier millisecond below it, in byte order (SQLite's; PostgreSQL's C collation).
 QString requestIdFloor(qint64 epochMs);
 
 // 24 random hex chars, for ids that no index keeps (a chat completion's "chatcmpl-" id).

@@ -104,13 +104,15 @@ private slots:
                                            "updated_at_ms) VALUES ('acc_1', 'ws', 'u1', 0, 0)"),
                             &error),
                  qPrintable(error));
-        m_me = *OwnerSlotRepository(*m_db).registerReplica(QStringLiteral("rep_a"), kOld - kDay, &error);
+        const auto me = OwnerSlotRepository(*m_db).registerReplica(QStringLiteral("rep_a"), kOld - kDay, &error);
+        QVERIFY2(me, qPrintable(error));
+        m_me = *me;
     }
 
     void cleanup() { m_db.reset(); }
 
-    // Red when the batch deletes by claimed time alone (the open, given-up and straddling requests go too), or
-    // not at all.
+    // Red when the batch deletes by claimed time alone (the open, given-up and straddling requests go too), by the
+    // id alone (the recent one whose id does not begin with its time goes), or not at all.
     void onlyClosedRequestsOlderThanTheRetentionGo()
     {
         QString error;
@@ -132,6 +134,12 @@ private slots:
         QVERIFY(before.isValid());
         QVERIFY(OwnerSlotRepository(*m_db).releaseForFailover(m_me, before, kOld + 1, &error));
         QVERIFY(!settledTurn(kRecent, straddling).isEmpty());
+        // A recent turn whose id does not begin with its time, and sorts below the cutoff's.
+        const QString timeless = QStringLiteral("req_000000000000") + newOpaqueId().left(12);
+        QVERIFY(!settledTurn(kRecent, timeless).isEmpty());
+        // The lease tick's sweep retires the straddling request's failover release (its request settled on its
+        // next claim), so only the age of that next claim keeps the request.
+        QVERIFY(OwnerSlotRepository(*m_db).settleAbandonedFailovers(m_me, kNow, kLease, &error) >= 0);
 
         const LedgerRetention::Batch batch = prune(100);
         QCOMPARE(batch.claims, 1);
@@ -140,6 +148,7 @@ private slots:
         QCOMPARE(claimsOf(open), 1);
         QCOMPARE(claimsOf(givenUp), 1);
         QCOMPARE(claimsOf(straddling), 2);
+        QCOMPARE(claimsOf(timeless), 1);
         // The anchors of the old turn's response go, the recent ones stay.
         QCOMPARE(batch.anchors, 1);
         QVERIFY(!AnchorRepository(*m_db).ownerOf(QStringLiteral("resp_") + old));

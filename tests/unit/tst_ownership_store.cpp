@@ -177,8 +177,8 @@ private slots:
         ClaimAttempt a = attempt(m_a, QStringLiteral("req_1"), 0, 0);
         a.previousResponseId = QStringLiteral("resp_x");
         QCOMPARE(claim(a).reason, QStringLiteral("anchor_owner_mismatch"));
-        a.previousResponseId = QStringLiteral("resp_unknown");
-        QCOMPARE(claim(a).reason, QStringLiteral("anchor_owner_mismatch"));
+        a.previousResponseId = QStringLiteral("resp_unknown"); // no row (never served here, or deleted)
+        QCOMPARE(claim(a).reason, QStringLiteral("anchor_unknown"));
         a.accountId = QStringLiteral("acc_2");
         a.previousResponseId = QStringLiteral("resp_x");
         QCOMPARE(int(claim(a).kind), int(ClaimOutcome::Kind::Claimed));

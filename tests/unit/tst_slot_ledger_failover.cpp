@@ -221,6 +221,15 @@ private slots:
         QVERIFY(m_ledger->holds(id) && m_ledger->leaseCurrent(id));
     }
 
+    // The ledger runs its retention (LedgerRetention) from its registration to its stop. Red when the ledger does
+    // not start it, or leaves it running after noteStopped().
+    void theRetentionRunsFromTheStartToTheStop()
+    {
+        QVERIFY(m_ledger->retention().isStarted());
+        m_ledger->noteStopped();
+        QVERIFY(!m_ledger->retention().isStarted());
+    }
+
     void cleanupTestCase()
     {
         m_ledger.reset();

@@ -457,9 +457,9 @@ private slots:
                  1);
     }
 
-    // LedgerRetention's batch on PostgreSQL (its DELETE ... IN (SELECT ... LIMIT ?) and the request-id range in
-    // the server's collation): an old settled request and an old anchor go, an old open claim, a recent request
-    // and a recent anchor stay, and the limit holds.
+    // LedgerRetention's batch on PostgreSQL (its DELETE ... IN (SELECT ... LIMIT ?), the request-id range; the
+    // test server runs with the C collation, initdb --no-locale): an old settled request and an old anchor go, an
+    // old open claim, a recent request and a recent anchor stay, the limit holds, and two batches do not meet.
     void ledgerRetentionDropsOnlyOldClosedRequests()
     {
         const QString a = addAccount(QStringLiteral("personal-alice.json"));
@@ -500,6 +500,30 @@ private slots:
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT string_agg(response_id, ',') FROM response_anchors")).toString(),
                  QStringLiteral("resp_") + recent);
         QVERIFY(!old1.isEmpty() && !old2.isEmpty());
+
+        // One replica's batch at a time: while a batch's transaction is open on one connection, a batch on
+        // another deletes nothing and does not wait for it. Red without the advisory lock: the second batch
+        // waits on the first one's rows (lock_timeout turns the wait into an error here).
+        const QString old3 = turnAt(cutoff - 500, true);
+        Database other;
+        QVERIFY2(other.open(m_url, &error), qPrintable(error));
+        QVERIFY2(other.exec(QStringLiteral("SET lock_timeout = '2s'"), &error), qPrintable(error));
+        {
+            Transaction first(*m_db);
+            QVERIFY2(first.begin(&error), qPrintable(error));
+            QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 10, &batch, &error), qPrintable(error));
+            QCOMPARE(batch.claims, 1);
+            Transaction second(other);
+            QVERIFY2(second.begin(&error), qPrintable(error));
+            QVERIFY2(LedgerRetention::pruneBatch(other, cutoff, 10, &batch, &error), qPrintable(error));
+            QCOMPARE(batch.claims, 0);
+            QCOMPARE(batch.anchors, 0);
+            QVERIFY2(second.commit(&error), qPrintable(error));
+            QVERIFY2(first.commit(&error), qPrintable(error));
+        }
+        QCOMPARE(
+            scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims WHERE request_id = '%1'").arg(old3)).toInt(),
+            0);
     }
 
     void settingsPinAndStrategy()
