@@ -40,9 +40,9 @@ public:
 
     // One batch, inside the caller's transaction: the claims of at most `limit` requests (a request's claims go
     // together) and at most `limit` anchors older than cutoffMs. Claims are found by their time-first request
-    // id (util/Ids.h), through the request-id index; claims with ids of the random kind made before 6 December
-    // 2026 sort anywhere and are deleted only when their random prefix happens to sort below the cutoff (about
-    // 1 in 150 of them). On PostgreSQL nothing is deleted while another replica's batch runs. False on a
+    // id (util/Ids.h), through the request-id index; claims with ids of the random kind, made by builds before
+    // b015fa5 (all of 0.1.0), sort anywhere and are deleted only when their random prefix happens to sort below
+    // the cutoff (about 1 in 150 of them). On PostgreSQL nothing is deleted while another replica's batch runs. False on a
     // database error.
     static bool pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch *out, QString *error);
 
