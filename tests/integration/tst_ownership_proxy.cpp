@@ -400,6 +400,42 @@ private slots:
         QVERIFY2(givenUp() >= 1, qPrintable(QStringLiteral("no early send given up in %1 rounds").arg(rounds)));
     }
 
+    // An anchor the retention deleted (LedgerRetention, 30 days) while the replica's memory still has it: the
+    // continuation is routed to the owner from memory, its claim finds no row (anchor_unknown), and it is refused
+    // before dispatch as an unknown response, not as one of another account. Red when the claim reports a missing
+    // row as an owner mismatch, or when the turn does not tell them apart.
+    void aContinuationWhoseAnchorRowIsGoneIsRefusedAsUnknown()
+    {
+        const QString error = start(1, {});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QByteArray mine = session();
+        auto first = send("/v1/responses", v1Body(QStringLiteral("ECHO: first")), {{"session-id", mine}});
+        const auto done = first->readResponse(15000);
+        QVERIFY(done && done->status == 200);
+        const QString anchor = done->json().value(QLatin1String("id")).toString();
+        QVERIFY(!anchor.isEmpty());
+        {
+            Database db;
+            QString dbError;
+            QVERIFY2(db.open(m_proxy->dataDir() + QStringLiteral("/switchyard.sqlite"), &dbError), qPrintable(dbError));
+            QSqlQuery q = db.query();
+            QVERIFY(q.prepare(QStringLiteral("DELETE FROM response_anchors WHERE response_id = ?")));
+            q.addBindValue(anchor);
+            QVERIFY2(q.exec(), qPrintable(q.lastError().text()));
+            QCOMPARE(q.numRowsAffected(), 1);
+        }
+        const int before = m_fake.log().size();
+        auto next = send("/v1/responses", v1Body(QStringLiteral("ECHO: next"), anchor), {{"session-id", mine}});
+        const auto refused = next->readResponse(10000);
+        QVERIFY(refused);
+        QCOMPARE(refused->status, 400);
+        const QJsonObject err = refused->json().value(QLatin1String("error")).toObject();
+        QCOMPARE(err.value(QLatin1String("code")).toString(), QStringLiteral("previous_response_not_found"));
+        QVERIFY2(err.value(QLatin1String("message")).toString().contains(QLatin1String("unknown here")),
+                 qPrintable(err.value(QLatin1String("message")).toString()));
+        QCOMPARE(m_fake.log().size(), before);
+    }
+
     // Point 3: an anchor carries its conversation's session; continuing it from another session is refused
     // before dispatch with previous_response_not_found, so the client resends the full history.
     void anchorOfAnotherSessionIsRefusedBeforeDispatch()
