@@ -16,6 +16,12 @@ Q_LOGGING_CATEGORY(lcRetention, "switchyard.ownership.retention")
 
 namespace {
 
+// A claim `c` of a request that may go: none of the request's claims is open, made at or after the cutoff (the
+// bound value), or a failover's release the sweep has yet to retire.
+const QString kRequestClosedAndOld = QStringLiteral(
+    "NOT EXISTS (SELECT 1 FROM slot_claims o WHERE o.request_id = c.request_id AND (o.released_at_ms IS NULL OR "
+    "o.claimed_at_ms >= ? OR (o.release_kind = 'failover' AND o.settlements = 0 AND o.swept_at_ms IS NULL)))");
+
 int deleteBatch(Database &db, const QString &sql, const QVariantList &values, QString *error)
 {
     QSqlQuery q = db.query();
@@ -31,7 +37,7 @@ int deleteBatch(Database &db, const QString &sql, const QVariantList &values, QS
 
 bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch *out, QString *error)
 {
-    *out = {};
+    out->claims = out->anchors = out->legacyClaims = 0;
     if (db.dialect() == Database::Dialect::Postgres) {
         // One replica's batch at a time. Two batches picking the same old rows would wait for each other, and a
         // batch shares its transaction with other writes (a group commit): a settlement waiting behind such a
@@ -53,13 +59,37 @@ bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch
     const int claims = deleteBatch(
         db,
         QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (SELECT c.request_id FROM slot_claims c WHERE "
-                       "c.request_id < ? AND NOT EXISTS (SELECT 1 FROM slot_claims o WHERE o.request_id = "
-                       "c.request_id AND (o.released_at_ms IS NULL OR o.claimed_at_ms >= ? OR (o.release_kind = "
-                       "'failover' AND o.settlements = 0 AND o.swept_at_ms IS NULL))) ORDER BY c.request_id "
-                       "LIMIT ?)"),
+                       "c.request_id < ? AND ") +
+            kRequestClosedAndOld + QStringLiteral(" ORDER BY c.request_id LIMIT ?)"),
         {requestIdFloor(cutoffMs), cutoffMs, limit}, error);
     if (claims < 0)
         return false;
+    // Random ids: the next window of at most kLegacyScanRows index entries above every time-first id of the next
+    // day, so that a batch reads a bounded part of the index however many of them are not old enough yet.
+    const QString legacyFloor = requestIdFloor(cutoffMs + kRetentionMs + 24LL * 3600 * 1000);
+    const QString after = qMax(out->legacyAfter, legacyFloor);
+    QSqlQuery w = db.query();
+    if (!db.prepare(w,
+                    QStringLiteral("SELECT count(*), max(request_id) FROM (SELECT request_id FROM slot_claims WHERE "
+                                   "request_id > ? ORDER BY request_id LIMIT ?) w"),
+                    error))
+        return false;
+    Database::bindAll(w, {after, kLegacyScanRows});
+    if (!db.exec(w, error) || !w.next())
+        return false;
+    const int inWindow = w.value(0).toInt();
+    const QString windowEnd = w.value(1).toString();
+    w.finish();
+    int legacy = 0;
+    if (inWindow > 0) {
+        legacy = deleteBatch(db,
+                             QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (SELECT c.request_id FROM "
+                                            "slot_claims c WHERE c.request_id > ? AND c.request_id <= ? AND ") +
+                                 kRequestClosedAndOld + QStringLiteral(" ORDER BY c.request_id LIMIT ?)"),
+                             {after, windowEnd, cutoffMs, limit}, error);
+        if (legacy < 0)
+            return false;
+    }
     // By response_anchors_created.
     const int anchors = deleteBatch(db,
                                     QStringLiteral("DELETE FROM response_anchors WHERE response_id IN (SELECT "
@@ -70,6 +100,8 @@ bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch
         return false;
     out->claims = claims;
     out->anchors = anchors;
+    out->legacyClaims = legacy;
+    out->legacyAfter = inWindow == kLegacyScanRows ? windowEnd : QString();
     return true;
 }
 
@@ -99,6 +131,7 @@ void LedgerRetention::runOnce()
     m_running = true;
     const qint64 cutoffMs = m_clock.nowMs() - kRetentionMs;
     auto batch = std::make_shared<Batch>();
+    batch->legacyAfter = m_legacyAfter;
     m_store->submit(
         [cutoffMs, batch](Database &db, QString *error) {
             return pruneBatch(db, cutoffMs, kBatchRows, batch.get(), error);
@@ -106,7 +139,9 @@ void LedgerRetention::runOnce()
         this,
         [this, batch](bool ok, const QString &error) {
             m_running = false;
-            const bool full = ok && (batch->claims >= kBatchRows || batch->anchors >= kBatchRows);
+            const int claims = batch->claims + batch->legacyClaims;
+            const bool full = ok && (batch->claims >= kBatchRows || batch->anchors >= kBatchRows ||
+                                     batch->legacyClaims >= kBatchRows);
             if (!ok) {
                 // The store is unavailable (read-only, full): the next minute tries again.
                 if (!m_warned)
@@ -114,13 +149,14 @@ void LedgerRetention::runOnce()
                 m_warned = true;
             } else {
                 m_warned = false;
-                m_claimsPruned += batch->claims;
+                m_legacyAfter = batch->legacyAfter;
+                m_claimsPruned += claims;
                 m_anchorsPruned += batch->anchors;
-                if (batch->claims > 0 || batch->anchors > 0)
+                if (claims > 0 || batch->anchors > 0)
                     qCDebug(lcRetention).noquote()
-                        << "dropped" << batch->claims << "claims and" << batch->anchors << "anchors older than"
+                        << "dropped" << claims << "claims and" << batch->anchors << "anchors older than"
                         << kRetentionMs / (24 * 3600 * 1000) << "days";
-                emit batchDone(batch->claims, batch->anchors);
+                emit batchDone(claims, batch->anchors);
             }
             if (!m_started)
                 return;

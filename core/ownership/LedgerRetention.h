@@ -18,8 +18,9 @@ class StoreWorker;
 // previous_response_not_found, as any response the proxy cannot place; docs/OWNERSHIP.md).
 // The request log (the user's history) and session_affinity (one row per session) are not touched.
 //
-// Runs on the store thread in batches of at most kBatchRows rows per table, so that no claim waits behind a
-// long delete: once a minute, and again a second later while a batch came back full.
+// Runs on the store thread in batches of the claims of at most kBatchRows requests (twice: by time-first ids and
+// among random ones, kLegacyScanRows index entries of those a batch) and kBatchRows anchors, so that no claim waits
+// behind a long delete: once a minute, and again a second later while a batch came back full.
 class LedgerRetention : public QObject
 {
     Q_OBJECT
@@ -32,10 +33,17 @@ public:
     // PostgreSQL: the transaction-scoped advisory lock that lets one replica's batch run at a time.
     static constexpr qint64 kPostgresLockKey = 0x5359524554; // "SYRET"
 
+    // Index entries of random (pre-b015fa5) request ids one batch looks at, at most.
+    static constexpr int kLegacyScanRows = 1000;
+
     struct Batch
     {
-        int claims = 0;  // slot_claims rows deleted
-        int anchors = 0; // response_anchors rows deleted
+        int claims = 0;       // slot_claims rows deleted by their time-first ids
+        int anchors = 0;      // response_anchors rows deleted
+        int legacyClaims = 0; // slot_claims rows with random ids deleted
+        // In: where the walk over the random ids goes on (empty: at their start). Out: where the next batch's
+        // goes on (empty: it went past the last one, and starts again).
+        QString legacyAfter;
     };
 
     // One batch, inside the caller's transaction: the claims of at most `limit` requests (a request's claims go
@@ -72,6 +80,7 @@ private:
     bool m_started = false;
     bool m_running = false;
     bool m_warned = false;
+    QString m_legacyAfter; // Batch::legacyAfter between batches
     qint64 m_claimsPruned = 0;
     qint64 m_anchorsPruned = 0;
 };

@@ -245,6 +245,53 @@ private slots:
         QCOMPARE(count(db, QStringLiteral("SELECT COUNT(*) FROM response_anchors")), 1);
     }
 
+    // Claims with random ids (builds before b015fa5) are walked kLegacyScanRows index entries at a time, above
+    // every time-first id of the next day: the old ones go, the recent ones stay, and the walk comes round again.
+    // Red when random ids are not looked at, or when the walk deletes by id alone or does not go on from where
+    // it stopped.
+    void claimsWithRandomIdsAreWalkedInWindows()
+    {
+        // Random ids as 0.1.0 made them, "f" first (above any time-first id for thousands of years): a full window
+        // of recent ones first in index order, then old ones.
+        QStringList old, recent;
+        {
+            Transaction tx(*m_db);
+            QString error;
+            QVERIFY2(tx.begin(&error), qPrintable(error));
+            for (int i = 0; i < LedgerRetention::kLegacyScanRows + 300; ++i) {
+                const bool isOld = i >= LedgerRetention::kLegacyScanRows;
+                const QString id =
+                    (isOld ? QStringLiteral("req_f8") : QStringLiteral("req_f0")) + newOpaqueId().left(22);
+                QVERIFY(!settledTurn(isOld ? kOld + i : kRecent + i, id).isEmpty());
+                (isOld ? old : recent) << id;
+            }
+            QVERIFY2(tx.commit(&error), qPrintable(error));
+        }
+        const QString timeFirst = settledTurn(kOld);
+        LedgerRetention::Batch batch;
+        QString error;
+        const qint64 cutoff = kNow - LedgerRetention::kRetentionMs;
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100000, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.claims, 1); // the time-first one
+        // The first window holds only recent claims: none goes, and the walk goes on after them.
+        QCOMPARE(batch.legacyClaims, 0);
+        QVERIFY(!batch.legacyAfter.isEmpty());
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100000, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.legacyClaims, int(old.size()));
+        QVERIFY(batch.legacyAfter.isEmpty()); // past the last one: the next walk starts again
+        qint64 left = 0;
+        for (const QString &id : std::as_const(old))
+            left += claimsOf(id);
+        QCOMPARE(left, 0);
+        for (const QString &id : std::as_const(recent))
+            left += claimsOf(id);
+        QCOMPARE(left, qint64(recent.size()));
+        QCOMPARE(claimsOf(timeFirst), 0);
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100000, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.legacyClaims, 0);
+        QVERIFY(!batch.legacyAfter.isEmpty());
+    }
+
     // The request-id floor sorts like the time in the ids: every id of an earlier millisecond below it, every id of
     // that millisecond or a later one at or above it. Red if the ids stop beginning with their time.
     void theIdFloorSeparatesEarlierFromLaterIds()

@@ -470,9 +470,9 @@ private slots:
         const auto me = repo.registerReplica(QStringLiteral("rep_pg"), cutoff - 10000, &error);
         QVERIFY2(me, qPrintable(error));
         int slot = 0;
-        const auto turnAt = [&](qint64 at, bool settle) {
+        const auto turnAt = [&](qint64 at, bool settle, const QString &id = {}) {
             ClaimAttempt c = firstClaim(*me, a);
-            c.requestId = newRequestId(at);
+            c.requestId = id.isEmpty() ? newRequestId(at) : id;
             c.slot = slot++;
             c.startedAtMs = c.nowMs = at;
             if (repo.claim(c, &error).kind != ClaimOutcome::Kind::Claimed ||
@@ -524,6 +524,16 @@ private slots:
         QCOMPARE(
             scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims WHERE request_id = '%1'").arg(old3)).toInt(),
             0);
+
+        // A random id as 0.1.0 made them, above every time-first one: found by the walk over such ids.
+        const QString legacy = turnAt(cutoff - 400, true, QStringLiteral("req_f") + newOpaqueId().left(23));
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 10, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.claims, 0);
+        QCOMPARE(batch.legacyClaims, 1);
+        QVERIFY(batch.legacyAfter.isEmpty());
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims WHERE request_id = '%1'").arg(legacy))
+                     .toInt(),
+                 0);
     }
 
     void settingsPinAndStrategy()
