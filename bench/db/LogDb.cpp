@@ -302,10 +302,11 @@ bool LogDb::timeRetention(int days, int batches, QString *error)
         if (batch.claims < LedgerRetention::kBatchRows && batch.anchors < LedgerRetention::kBatchRows)
             break;
     }
+    const double first = ms.front();
     std::sort(ms.begin(), ms.end());
-    std::printf("retention_batches=%zu retention_claims=%lld retention_anchors=%lld retention_median_ms=%.2f "
-                "retention_max_ms=%.2f\n",
-                ms.size(), static_cast<long long>(claims), static_cast<long long>(anchors), ms[ms.size() / 2],
+    std::printf("retention_batches=%zu retention_claims=%lld retention_anchors=%lld retention_first_ms=%.2f "
+                "retention_median_ms=%.2f retention_max_ms=%.2f\n",
+                ms.size(), static_cast<long long>(claims), static_cast<long long>(anchors), first, ms[ms.size() / 2],
                 ms.back());
     return true;
 }
