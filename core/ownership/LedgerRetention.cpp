@@ -43,13 +43,10 @@ bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch
         // batch shares its transaction with other writes (a group commit): a settlement waiting behind such a
         // wait could meet a cycle and be the deadlock's victim. Settlements and claims lock only rows of turns
         // in flight, which no batch picks. Busy: this batch is skipped, the next one comes a minute later.
-        QSqlQuery q = db.query();
-        if (!db.prepare(q, QStringLiteral("SELECT pg_try_advisory_xact_lock(?)"), error))
+        bool taken = false;
+        if (!db.tryLockForWrite(QStringLiteral("ledger_retention"), &taken, error))
             return false;
-        Database::bindAll(q, {kPostgresLockKey});
-        if (!db.exec(q, error))
-            return false;
-        if (!q.next() || !q.value(0).toBool())
+        if (!taken)
             return true;
     }
     // The oldest requests first, by the request-id index (slot_claims_request); a request goes with all its

@@ -30,8 +30,6 @@ public:
     static constexpr int kBatchRows = 200;
     static constexpr int kIdleIntervalMs = 60 * 1000;
     static constexpr int kBusyIntervalMs = 1000;
-    // PostgreSQL: the transaction-scoped advisory lock that lets one replica's batch run at a time.
-    static constexpr qint64 kPostgresLockKey = 0x5359524554; // "SYRET"
 
     // Index entries of random (pre-b015fa5) request ids one batch looks at, at most.
     static constexpr int kLegacyScanRows = 1000;

@@ -136,6 +136,9 @@ public:
     // PostgreSQL: pg_advisory_xact_lock on a key derived from `scope`. SQLite: nothing to do, BEGIN IMMEDIATE
     // already holds the database's only write lock.
     bool lockForWrite(const QString &scope, QString *error);
+    // The same lock without the wait: *taken false (and true returned) when another transaction holds it.
+    // PostgreSQL: pg_try_advisory_xact_lock; SQLite: always taken.
+    bool tryLockForWrite(const QString &scope, bool *taken, QString *error);
 
     // SQLite: checkpoint from inside the COMMIT that takes the WAL past `pages` pages (PRAGMA
     // wal_autocheckpoint; SQLite's default is 1000, 0 never). PostgreSQL: nothing to do, true.

@@ -1,8 +1,8 @@
 #include "store/Database.h"
-
 #include "util/Clock.h"
 
 #include <QCryptographicHash>
+#include <QSqlQuery>
 #include <QVariant>
 
 // Database's PostgreSQL half: connecting through QPSQL, the session settings, reconnecting after the server
@@ -99,6 +99,21 @@ void Database::reconnectIfLost()
     reconnectPostgres(&ignored);
 }
 
+namespace {
+
+// A stable 64-bit key for an advisory lock (qHash is seeded per process, and every replica must derive the same).
+qint64 advisoryKey(const QString &scope)
+{
+    const QByteArray name = QByteArrayLiteral("switchyard:") + scope.toUtf8();
+    const QByteArray digest = QCryptographicHash::hash(name, QCryptographicHash::Sha256);
+    qint64 key = 0;
+    for (int i = 0; i < 8; ++i)
+        key = (key << 8) | quint8(digest.at(i));
+    return key;
+}
+
+} // namespace
+
 bool Database::lockForWrite(const QString &scope, QString *error)
 {
     if (m_transactionDepth == 0) {
@@ -107,13 +122,26 @@ bool Database::lockForWrite(const QString &scope, QString *error)
     }
     if (m_dialect == Dialect::Sqlite)
         return true;
-    // A stable 64-bit key (qHash is seeded per process, and every replica must derive the same key).
-    const QByteArray name = QByteArrayLiteral("switchyard:") + scope.toUtf8();
-    const QByteArray digest = QCryptographicHash::hash(name, QCryptographicHash::Sha256);
-    qint64 key = 0;
-    for (int i = 0; i < 8; ++i)
-        key = (key << 8) | quint8(digest.at(i));
-    return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(key), error);
+    return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(advisoryKey(scope)), error);
+}
+
+bool Database::tryLockForWrite(const QString &scope, bool *taken, QString *error)
+{
+    *taken = false;
+    if (m_transactionDepth == 0) {
+        setError(error, QStringLiteral("tryLockForWrite needs an open transaction"));
+        return false;
+    }
+    if (m_dialect == Dialect::Sqlite) {
+        *taken = true;
+        return true;
+    }
+    QSqlQuery q = query();
+    if (!prepare(q, QStringLiteral("SELECT pg_try_advisory_xact_lock(%1)").arg(advisoryKey(scope)), error) ||
+        !exec(q, error))
+        return false;
+    *taken = q.next() && q.value(0).toBool();
+    return true;
 }
 
 } // namespace sy

@@ -487,10 +487,16 @@ private slots:
         const QString open = turnAt(cutoff - 1000, false);
         const QString recent = turnAt(now - 1000, true);
         LedgerRetention::Batch batch;
-        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 1, &batch, &error), qPrintable(error));
+        // A batch in a write transaction of its own, as on the store thread.
+        const auto prune = [&](int limit) {
+            Transaction tx(*m_db);
+            return tx.begin(&error) && LedgerRetention::pruneBatch(*m_db, cutoff, limit, &batch, &error) &&
+                   tx.commit(&error);
+        };
+        QVERIFY2(prune(1), qPrintable(error));
         QCOMPARE(batch.claims, 1);
         QCOMPARE(batch.anchors, 1);
-        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 10, &batch, &error), qPrintable(error));
+        QVERIFY2(prune(10), qPrintable(error));
         QCOMPARE(batch.claims, 1);
         QCOMPARE(batch.anchors, 2); // the open request's anchor is old too
         QCOMPARE(scalar(*m_db, QStringLiteral("SELECT string_agg(request_id, ',' ORDER BY request_id) FROM "
@@ -527,7 +533,7 @@ private slots:
 
         // A random id as 0.1.0 made them, above every time-first one: found by the walk over such ids.
         const QString legacy = turnAt(cutoff - 400, true, QStringLiteral("req_f") + newOpaqueId().left(23));
-        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 10, &batch, &error), qPrintable(error));
+        QVERIFY2(prune(10), qPrintable(error));
         QCOMPARE(batch.claims, 0);
         QCOMPARE(batch.legacyClaims, 1);
         QVERIFY(batch.legacyAfter.isEmpty());
