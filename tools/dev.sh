@@ -19,7 +19,7 @@ packages=(cmake ninja-build g++ pkg-config git
     qtkeychain-qt6-dev qt6-l10n-tools qt6-tools-dev qt6-websockets-dev libhttp-parser-dev libsodium-dev libsimdjson-dev
     libtomlplusplus-dev libglib2.0-dev dbus gnome-keyring libsecret-1-0 libsecret-tools fonts-dejavu-core)
 test_packages=(xvfb xauth trayer xdotool spin postgresql curl desktop-file-utils appstream dpkg-dev systemd
-    clang-14 libclang-rt-14-dev)
+    clang-14 libclang-rt-14-dev locales)
 
 install_missing() {
     local missing=()

@@ -13,7 +13,9 @@ namespace sy {
 QString newRequestId(qint64 epochMs);
 
 // "req_" + the 12 hex chars of epochMs: every id newRequestId() makes for that millisecond or a later one sorts at
-// or above it, every one of an earlier millisecond below it, in byte order (SQLite's; PostgreSQL's C collation).
+// or above it, every one of an earlier millisecond below it, in byte order (SQLite's; PostgreSQL's C collation),
+// and under the collations of a PostgreSQL database made with a locale (tst_store_postgres_repos: libc en_US.UTF-8,
+// ICU en-US and sv-SE; all the ids share "req_" at the same place and use lower-case hex digits only).
 QString requestIdFloor(qint64 epochMs);
 
 // 24 random hex chars, for ids that no index keeps (a chat completion's "chatcmpl-" id).

@@ -17,15 +17,21 @@
 #include "store/UsageTotals.h"
 #include "util/Ids.h"
 
+#include <QFile>
 #include <QMutex>
+#include <QProcess>
 #include <QSqlQuery>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 #include <QWaitCondition>
+#include <algorithm>
 
 using namespace sy;
 
 namespace {
+
+const QString kLibcLocale = QStringLiteral("en_US.UTF-8");
 
 AccountRepository::Identity identityFrom(const QString &fixture)
 {
@@ -107,6 +113,7 @@ class tst_StorePostgresRepos : public QObject
 {
     Q_OBJECT
 
+    QTemporaryDir m_locales{QStringLiteral("/tmp/sy-loc-XXXXXX")};
     test::PostgresServer m_pg;
     // Milliseconds far past 2^31 (as every real timestamp): a 32-bit column would overflow.
     test::ManualClock m_clock{4102444800000LL};
@@ -143,6 +150,23 @@ private slots:
     void initTestCase()
     {
         QString error;
+        // en_US.UTF-8 for a database with a libc collation, without asking the system to have generated it:
+        // compiled into a directory of this test's own (localedef, package locales), which glibc reads through
+        // LOCPATH in the server the test starts (runuser keeps the environment).
+        QVERIFY(m_locales.isValid());
+        QVERIFY(QFile::setPermissions(m_locales.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner |
+                                                            QFile::ReadOther | QFile::ExeOther | QFile::ReadGroup |
+                                                            QFile::ExeGroup));
+        QProcess localedef;
+        localedef.start(QStringLiteral("localedef"),
+                        {QStringLiteral("-i"), QStringLiteral("en_US"), QStringLiteral("-f"), QStringLiteral("UTF-8"),
+                         m_locales.filePath(kLibcLocale)});
+        QVERIFY2(localedef.waitForFinished(60000) && localedef.exitStatus() == QProcess::NormalExit &&
+                     localedef.exitCode() == 0,
+                 qPrintable(QStringLiteral("localedef (Debian package locales) could not compile en_US.UTF-8: ") +
+                            localedef.errorString() + QLatin1Char(' ') +
+                            QString::fromLocal8Bit(localedef.readAllStandardError())));
+        qputenv("LOCPATH", QFile::encodeName(m_locales.path()));
         QVERIFY2(m_pg.start(&error), qPrintable(error));
     }
 
@@ -457,11 +481,55 @@ private slots:
                  1);
     }
 
-    // LedgerRetention's batch on PostgreSQL (its DELETE ... IN (SELECT ... LIMIT ?), the request-id range; the
-    // test server runs with the C collation, initdb --no-locale): an old settled request and an old anchor go, an
-    // old open claim, a recent request and a recent anchor stay, the limit holds, and two batches do not meet.
+    // LedgerRetention's batch on PostgreSQL (its DELETE ... IN (SELECT ... LIMIT ?), the request-id range): an old
+    // settled request and an old anchor go, an old open claim, a recent request and a recent anchor stay, the limit
+    // holds, and two batches do not meet. Once in a database with the server's C collation (initdb --no-locale),
+    // once in one whose default collation is ICU's for a language, as a server set up with a locale has: the
+    // request-id range relies on ids that begin with their time sorting in time order under it too.
+    void ledgerRetentionDropsOnlyOldClosedRequests_data()
+    {
+        QTest::addColumn<QString>("locale");
+        QTest::newRow("C collation") << QString();
+        QTest::newRow("libc en_US.UTF-8") << QStringLiteral("LOCALE '%1'").arg(kLibcLocale);
+        QTest::newRow("ICU en-US") << QStringLiteral("LOCALE_PROVIDER icu ICU_LOCALE 'en-US'");
+        QTest::newRow("ICU sv-SE") << QStringLiteral("LOCALE_PROVIDER icu ICU_LOCALE 'sv-SE'");
+    }
+
     void ledgerRetentionDropsOnlyOldClosedRequests()
     {
+        QFETCH(QString, locale);
+        if (!locale.isEmpty()) {
+            QString error;
+            const QString name = m_database + QStringLiteral("_collated");
+            QVERIFY2(m_pg.sql(QStringLiteral("CREATE DATABASE %1 TEMPLATE template0 %2").arg(name, locale), &error,
+                              QStringLiteral("postgres")),
+                     qPrintable(error));
+            m_url = m_pg.url(name);
+            m_db = std::make_unique<Database>();
+            QVERIFY2(m_db->open(m_url, &error), qPrintable(error));
+            // The collation is in effect and is not byte order: under it a lower-case letter sorts before the next
+            // upper-case one, under C every upper-case letter sorts first.
+            QVERIFY(scalar(*m_db, QStringLiteral("SELECT 'a' < 'B'")).toBool());
+        } else {
+            QVERIFY(!scalar(*m_db, QStringLiteral("SELECT 'a' < 'B'")).toBool());
+        }
+        // Ids of times from 2017 to 2081 with floors among them, and random ids as 0.1.0 made them (req_ and 24
+        // hex digits): the database orders them as bytes do, so a floor separates earlier ids from later ones.
+        QStringList ids;
+        for (qint64 i = 0; i < 300; ++i) {
+            const qint64 at = 1500000000000LL + i * 6700000000LL + (i * 7919 % 1000);
+            ids << newRequestId(at) << QStringLiteral("req_") + newOpaqueId();
+            if (i % 10 == 0)
+                ids << requestIdFloor(at);
+        }
+        QStringList byBytes = ids;
+        std::sort(byBytes.begin(), byBytes.end()); // QString's order: UTF-16 code units, for ASCII byte order
+        QCOMPARE(
+            scalar(*m_db, QStringLiteral("SELECT string_agg(id, ',' ORDER BY id) FROM unnest(string_to_array('%1', "
+                                         "',')) id")
+                              .arg(ids.join(QLatin1Char(','))))
+                .toString(),
+            byBytes.join(QLatin1Char(',')));
         const QString a = addAccount(QStringLiteral("personal-alice.json"));
         OwnerSlotRepository repo(*m_db);
         QString error;
