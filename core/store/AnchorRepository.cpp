@@ -33,17 +33,6 @@ std::optional<QString> lookupOwner(Database &db, const QString &sql, const QStri
     return q.value(0).toString();
 }
 
-int prune(Database &db, const QString &sql, qint64 cutoffMs, QString *error)
-{
-    QSqlQuery q = db.query();
-    if (!db.prepare(q, sql, error))
-        return -1;
-    q.addBindValue(QVariant::fromValue<qint64>(cutoffMs));
-    if (!db.exec(q, error))
-        return -1;
-    return q.numRowsAffected();
-}
-
 } // namespace
 
 AnchorRepository::AnchorRepository(Database &db, const Clock &clock) : m_db(db), m_clock(clock) {}
@@ -103,11 +92,6 @@ std::optional<QString> AnchorRepository::ownerOf(const QString &responseId, QStr
                        responseId, error);
 }
 
-int AnchorRepository::pruneOlderThan(qint64 cutoffMs, QString *error)
-{
-    return prune(m_db, QStringLiteral("DELETE FROM response_anchors WHERE created_at_ms < ?"), cutoffMs, error);
-}
-
 AffinityRepository::AffinityRepository(Database &db, const Clock &clock) : m_db(db), m_clock(clock) {}
 
 bool AffinityRepository::set(const QString &sessionKey, const QString &accountId, QString *error)
@@ -132,11 +116,6 @@ bool AffinityRepository::clear(const QString &sessionKey, QString *error)
         return false;
     q.addBindValue(sessionKey);
     return m_db.exec(q, error);
-}
-
-int AffinityRepository::pruneOlderThan(qint64 cutoffMs, QString *error)
-{
-    return prune(m_db, QStringLiteral("DELETE FROM session_affinity WHERE updated_at_ms < ?"), cutoffMs, error);
 }
 
 } // namespace sy

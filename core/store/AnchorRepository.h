@@ -37,8 +37,7 @@ public:
     // nullopt when unknown (or on error: then *error is set).
     std::optional<QString> ownerOf(const QString &responseId, QString *error = nullptr);
     std::optional<AnchorRecord> find(const QString &responseId, QString *error = nullptr);
-    // Drops anchors created before cutoffMs; returns how many, or -1 on error.
-    int pruneOlderThan(qint64 cutoffMs, QString *error);
+    // Old anchors go with the ledger's retention (ownership/LedgerRetention), in batches.
 
 private:
     Database &m_db;
@@ -55,7 +54,6 @@ public:
     bool set(const QString &sessionKey, const QString &accountId, QString *error);
     std::optional<QString> accountFor(const QString &sessionKey, QString *error = nullptr);
     bool clear(const QString &sessionKey, QString *error);
-    int pruneOlderThan(qint64 cutoffMs, QString *error);
 
 private:
     Database &m_db;
