@@ -14,6 +14,7 @@ SECONDS_PER_RUN=10   # measured seconds per load run (plus 1 s warm-up)
 # The c=1 scenario's runs are longer: one client makes about 2 turns a second (the streams take 490 ms), and a
 # p99 over 20 turns would be their maximum. 50 s gives about 100 turns per run.
 C1_SECONDS=50
+unset RUN_SECONDS # set only around the c=1 scenario below
 ROUNDS=3
 SOAK_SECONDS=60
 SOAK_CLIENTS=256

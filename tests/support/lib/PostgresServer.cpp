@@ -49,10 +49,15 @@ PostgresServer::~PostgresServer()
     // QTemporaryDir removes the cluster; as root it may delete the postgres user's files.
 }
 
-bool PostgresServer::run(const QString &tool, const QStringList &args, QString *error, QByteArray *out,
-                         int timeoutMs) const
+bool PostgresServer::run(const QString &tool, const QStringList &args, QString *error, QByteArray *out, int timeoutMs,
+                         bool asServer) const
 {
     QProcess p;
+    if (asServer && !m_serverEnvironment.isEmpty()) {
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(m_serverEnvironment);
+        p.setProcessEnvironment(environment);
+    }
     // The server user must be able to stand in its working directory (ours may be private to root).
     p.setWorkingDirectory(m_dir->path());
     const QString program = m_bin + QLatin1Char('/') + tool;
@@ -146,7 +151,7 @@ bool PostgresServer::startServer(QString *error)
                 {QStringLiteral("-D"), m_dir->filePath(QStringLiteral("data")), QStringLiteral("-l"),
                  m_dir->filePath(QStringLiteral("log")), QStringLiteral("-w"), QStringLiteral("-t"),
                  QStringLiteral("60"), QStringLiteral("-o"), options, QStringLiteral("start")},
-                &lastError, nullptr, 90000)) {
+                &lastError, nullptr, 90000, true)) {
             m_running = true;
             return true;
         }

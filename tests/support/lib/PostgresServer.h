@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 #include <QTemporaryDir>
@@ -30,6 +31,10 @@ public:
     bool resume(QString *error);
     bool isRunning() const { return m_running; }
 
+    // An environment variable for the server process alone (pg_ctl start and the postmaster it starts), set before
+    // start(): e.g. LOCPATH, so that the server finds a locale compiled by the test.
+    void setServerEnvironment(const QString &name, const QString &value) { m_serverEnvironment.insert(name, value); }
+
     bool createDatabase(const QString &name, QString *error);
     // Runs one SQL command through psql as the superuser (on `database`, the start() one by default).
     bool sql(const QString &command, QString *error, const QString &database = {});
@@ -46,7 +51,7 @@ public:
 
 private:
     bool run(const QString &tool, const QStringList &args, QString *error, QByteArray *out = nullptr,
-             int timeoutMs = 60000) const;
+             int timeoutMs = 60000, bool asServer = false) const;
     bool startServer(QString *error);
 
     std::unique_ptr<QTemporaryDir> m_dir;
@@ -56,6 +61,7 @@ private:
     bool m_asPostgresUser = false;
     bool m_initialized = false;
     bool m_running = false;
+    QProcessEnvironment m_serverEnvironment;
 };
 
 } // namespace sy::test
