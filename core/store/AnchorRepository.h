@@ -37,7 +37,6 @@ public:
     // nullopt when unknown (or on error: then *error is set).
     std::optional<QString> ownerOf(const QString &responseId, QString *error = nullptr);
     std::optional<AnchorRecord> find(const QString &responseId, QString *error = nullptr);
-    // Old anchors go with the ledger's retention (ownership/LedgerRetention), in batches.
 
 private:
     Database &m_db;
