@@ -49,43 +49,80 @@ bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch
         if (!taken)
             return true;
     }
-    // The oldest requests first, by the request-id index (slot_claims_request); a request goes with all its
-    // claims or not at all, and not while one of them is open, is a failover's release the sweep has yet to look
-    // at (OwnerSlotRepository::settleAbandonedFailovers) or was made after the cutoff (which also keeps any claim
+    // The first pass: the oldest requests first, by the request-id index (slot_claims_request), among the ids of
+    // kFirstPassSpanMs before the cutoff. A request goes with all its claims or not at all, and not while one of
+    // them is open, is a failover's release the sweep has yet to look at
+    // (OwnerSlotRepository::settleAbandonedFailovers) or was made after the cutoff (which also keeps any claim
     // whose id does not begin with its time). A request with several claims can take the batch past `limit`.
+    const QString spanFloor = requestIdFloor(qMax<qint64>(0, cutoffMs - kFirstPassSpanMs));
     const int claims = deleteBatch(
         db,
         QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (SELECT c.request_id FROM slot_claims c WHERE "
-                       "c.request_id < ? AND ") +
+                       "c.request_id >= ? AND c.request_id < ? AND ") +
             kRequestClosedAndOld + QStringLiteral(" ORDER BY c.request_id LIMIT ?)"),
-        {requestIdFloor(cutoffMs), cutoffMs, limit}, error);
+        {spanFloor, requestIdFloor(cutoffMs), cutoffMs, limit}, error);
     if (claims < 0)
         return false;
-    // Random ids: the next window of at most kLegacyScanRows index entries above every time-first id of the next
-    // day, so that a batch reads a bounded part of the index however many of them are not old enough yet.
-    const QString legacyFloor = requestIdFloor(cutoffMs + kRetentionMs + 24LL * 3600 * 1000);
-    const QString after = qMax(out->legacyAfter, legacyFloor);
+    // The walk: the next window of at most kLegacyScanRows index entries above every time-first id of the next
+    // day or below the first pass's range, so that a batch reads a bounded part of the index however many of
+    // them are not old enough yet. Between the two lie the first pass's range and the ids it reaches later.
+    // The part below from its start has no lower bound, the part above no upper one.
+    const bool below = out->legacyBelow;
+    const QString after =
+        below ? out->legacyAfter : qMax(out->legacyAfter, requestIdFloor(cutoffMs + kRetentionMs + 24LL * 3600 * 1000));
+    const bool fromStart = after.isEmpty();
+    QString range = fromStart ? QStringLiteral("TRUE") : QStringLiteral("request_id > ?");
+    QVariantList values;
+    if (!fromStart)
+        values << after;
+    if (below) {
+        range += QStringLiteral(" AND request_id < ?");
+        values << spanFloor;
+    }
     QSqlQuery w = db.query();
     if (!db.prepare(w,
                     QStringLiteral("SELECT count(*), max(request_id) FROM (SELECT request_id FROM slot_claims WHERE "
-                                   "request_id > ? ORDER BY request_id LIMIT ?) w"),
+                                   "%1 ORDER BY request_id LIMIT ?) w")
+                        .arg(range),
                     error))
         return false;
-    Database::bindAll(w, {after, kLegacyScanRows});
+    Database::bindAll(w, values + QVariantList{kLegacyScanRows});
     if (!db.exec(w, error) || !w.next())
         return false;
     const int inWindow = w.value(0).toInt();
     const QString windowEnd = w.value(1).toString();
     w.finish();
+    // The claims of the window that may go, the first `limit` of them and the last of their ids: a window that
+    // holds more of them than a batch takes is taken up again after that id, not after the window.
     int legacy = 0;
+    bool takenUpAgain = false;
+    QString pickedEnd;
     if (inWindow > 0) {
-        legacy = deleteBatch(db,
-                             QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (SELECT c.request_id FROM "
-                                            "slot_claims c WHERE c.request_id > ? AND c.request_id <= ? AND ") +
-                                 kRequestClosedAndOld + QStringLiteral(" ORDER BY c.request_id LIMIT ?)"),
-                             {after, windowEnd, cutoffMs, limit}, error);
-        if (legacy < 0)
+        const QString picked = QStringLiteral("FROM slot_claims c WHERE %1c.request_id <= ? AND ")
+                                   .arg(fromStart ? QString() : QStringLiteral("c.request_id > ? AND ")) +
+                               kRequestClosedAndOld;
+        values = fromStart ? QVariantList{} : QVariantList{after};
+        QSqlQuery p = db.query();
+        if (!db.prepare(p,
+                        QStringLiteral("SELECT count(*), max(request_id) FROM (SELECT c.request_id ") + picked +
+                            QStringLiteral(" ORDER BY c.request_id LIMIT ?) p"),
+                        error))
             return false;
+        Database::bindAll(p, values + QVariantList{windowEnd, cutoffMs, limit});
+        if (!db.exec(p, error) || !p.next())
+            return false;
+        const int pickedRows = p.value(0).toInt();
+        pickedEnd = p.value(1).toString();
+        p.finish();
+        takenUpAgain = pickedRows >= limit && pickedEnd < windowEnd;
+        if (pickedRows > 0) {
+            legacy = deleteBatch(db,
+                                 QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (SELECT c.request_id ") +
+                                     picked + QLatin1Char(')'),
+                                 values + QVariantList{pickedEnd, cutoffMs}, error);
+            if (legacy < 0)
+                return false;
+        }
     }
     // By response_anchors_created.
     const int anchors = deleteBatch(db,
@@ -98,7 +135,10 @@ bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch
     out->claims = claims;
     out->anchors = anchors;
     out->legacyClaims = legacy;
-    out->legacyAfter = inWindow == kLegacyScanRows ? windowEnd : QString();
+    // A short window went past the last entry of its part: the other part is next, from its start.
+    const bool fullWindow = inWindow == kLegacyScanRows;
+    out->legacyAfter = takenUpAgain ? pickedEnd : fullWindow ? windowEnd : QString();
+    out->legacyBelow = takenUpAgain || fullWindow ? below : !below;
     return true;
 }
 
@@ -129,6 +169,7 @@ void LedgerRetention::runOnce()
     const qint64 cutoffMs = m_clock.nowMs() - kRetentionMs;
     auto batch = std::make_shared<Batch>();
     batch->legacyAfter = m_legacyAfter;
+    batch->legacyBelow = m_legacyBelow;
     m_store->submit(
         [cutoffMs, batch](Database &db, QString *error) {
             return pruneBatch(db, cutoffMs, kBatchRows, batch.get(), error);
@@ -147,6 +188,7 @@ void LedgerRetention::runOnce()
             } else {
                 m_warned = false;
                 m_legacyAfter = batch->legacyAfter;
+                m_legacyBelow = batch->legacyBelow;
                 m_claimsPruned += claims;
                 m_anchorsPruned += batch->anchors;
                 if (claims > 0 || batch->anchors > 0)

@@ -19,8 +19,8 @@ class StoreWorker;
 // The request log (the user's history) and session_affinity (one row per session) are not touched.
 //
 // Runs on the store thread in batches of the claims of at most kBatchRows requests (twice: by time-first ids and
-// among random ones, kLegacyScanRows index entries of those a batch) and kBatchRows anchors, so that no claim waits
-// behind a long delete: once a minute, and again a second later while a batch came back full.
+// in a walk over the rest of the request-id index, kLegacyScanRows entries a batch) and kBatchRows anchors, so
+// that no claim waits behind a long delete: once a minute, and again a second later while a batch came back full.
 class LedgerRetention : public QObject
 {
     Q_OBJECT
@@ -31,25 +31,35 @@ public:
     static constexpr int kIdleIntervalMs = 60 * 1000;
     static constexpr int kBusyIntervalMs = 1000;
 
-    // Index entries of random (pre-b015fa5) request ids one batch looks at, at most.
+    // Index entries the walk over random (pre-b015fa5) request ids looks at in one batch, at most.
     static constexpr int kLegacyScanRows = 1000;
+
+    // The time-first ids the first pass looks at: those of this span before the cutoff. Random ids sort anywhere,
+    // and about 1 in 160 of them below any cutoff's floor; those of them not old enough yet would stay in the
+    // first pass's range and be read again by every batch. About 1 in 9,000 random ids sorts into one year's range.
+    static constexpr qint64 kFirstPassSpanMs = 365LL * 24 * 3600 * 1000;
 
     struct Batch
     {
-        int claims = 0;       // slot_claims rows deleted by their time-first ids
+        int claims = 0;       // slot_claims rows deleted by the first pass (time-first ids)
         int anchors = 0;      // response_anchors rows deleted
-        int legacyClaims = 0; // slot_claims rows with random ids deleted
-        // In: where the walk over the random ids goes on (empty: at their start). Out: where the next batch's
-        // goes on (empty: it went past the last one, and starts again).
+        int legacyClaims = 0; // slot_claims rows deleted by the walk (random ids, time-first ones past the span)
+        // In: where the walk goes on: above legacyAfter (empty: at the start of its part) in the part of the index
+        // above every time-first id of the next day or, with legacyBelow, in the part below the first pass's
+        // range. Out: where the next batch's goes on. The walk takes the part above, then the part below, then
+        // starts again.
         QString legacyAfter;
+        bool legacyBelow = false;
     };
 
     // One batch, inside the caller's transaction: the claims of at most `limit` requests (a request's claims go
-    // together) and at most `limit` anchors older than cutoffMs. Claims are found by their time-first request
-    // id (util/Ids.h), through the request-id index; claims with ids of the random kind, made by builds before
-    // b015fa5 (all of 0.1.0), sort anywhere and are deleted only when their random prefix happens to sort below
-    // the cutoff (about 1 in 150 of them). On PostgreSQL nothing is deleted while another replica's batch runs. False on a
-    // database error.
+    // together) and at most `limit` anchors older than cutoffMs. The first pass finds claims by their time-first
+    // request id (util/Ids.h) through the request-id index, among the ids of kFirstPassSpanMs before the cutoff.
+    // The walk looks at kLegacyScanRows index entries outside that range and the next day's ids: claims with
+    // random ids, made by builds before b015fa5 (all of 0.1.0), and time-first ones the first pass no longer
+    // reaches (a store the retention did not run on for a year). It too takes the claims of at most `limit`
+    // requests; the next batch goes on after the last of them if the window held more. On PostgreSQL nothing is deleted
+    // while another replica's batch runs. False on a database error.
     static bool pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch *out, QString *error);
 
     // idleMs and busyMs: the pause after a batch that came back short and after a full one (tests shorten them).
@@ -78,7 +88,8 @@ private:
     bool m_started = false;
     bool m_running = false;
     bool m_warned = false;
-    QString m_legacyAfter; // Batch::legacyAfter between batches
+    QString m_legacyAfter; // Batch::legacyAfter and legacyBelow between batches
+    bool m_legacyBelow = false;
     qint64 m_claimsPruned = 0;
     qint64 m_anchorsPruned = 0;
 };

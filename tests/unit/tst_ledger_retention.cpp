@@ -246,14 +246,18 @@ private slots:
     }
 
     // Claims with random ids (builds before b015fa5) are walked kLegacyScanRows index entries at a time, above
-    // every time-first id of the next day: the old ones go, the recent ones stay, and the walk comes round again.
-    // Red when random ids are not looked at, or when the walk deletes by id alone or does not go on from where
-    // it stopped.
+    // every time-first id of the next day, then below the first pass's range (where about 1 in 160 random ids
+    // sort, and time-first ones more than kFirstPassSpanMs older than the cutoff): the old ones go, the recent
+    // ones stay, and the walk comes round again. Red when random ids are not looked at, when the walk deletes by id
+    // alone or does not go on from where it stopped, when either part is left out, or when the first pass reads
+    // below its range (the old ids there would go with its claims).
     void claimsWithRandomIdsAreWalkedInWindows()
     {
+        const qint64 cutoff = kNow - LedgerRetention::kRetentionMs;
         // Random ids as 0.1.0 made them, "f" first (above any time-first id for thousands of years): a full window
-        // of recent ones first in index order, then old ones.
-        QStringList old, recent;
+        // of recent ones first in index order, then old ones. And some with "00" first, below any time-first id
+        // since 2004.
+        QStringList old, recent, oldBelow, recentBelow;
         {
             Transaction tx(*m_db);
             QString error;
@@ -265,20 +269,87 @@ private slots:
                 QVERIFY(!settledTurn(isOld ? kOld + i : kRecent + i, id).isEmpty());
                 (isOld ? old : recent) << id;
             }
+            for (int i = 0; i < 40; ++i) {
+                const bool isOld = i % 2 == 0;
+                const QString id = QStringLiteral("req_00") + newOpaqueId().left(22);
+                QVERIFY(!settledTurn(isOld ? kOld + i : kRecent + i, id).isEmpty());
+                (isOld ? oldBelow : recentBelow) << id;
+            }
             QVERIFY2(tx.commit(&error), qPrintable(error));
         }
         const QString timeFirst = settledTurn(kOld);
+        // A time-first turn from before the first pass's range (the store was not pruned for a year).
+        const QString yearOld = settledTurn(cutoff - LedgerRetention::kFirstPassSpanMs - kDay);
+        QVERIFY(!yearOld.isEmpty() && yearOld < requestIdFloor(cutoff - LedgerRetention::kFirstPassSpanMs));
+        oldBelow << yearOld;
         LedgerRetention::Batch batch;
         QString error;
-        const qint64 cutoff = kNow - LedgerRetention::kRetentionMs;
         QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100000, &batch, &error), qPrintable(error));
-        QCOMPARE(batch.claims, 1); // the time-first one
+        QCOMPARE(batch.claims, 1); // the time-first one in the first pass's range
         // The first window holds only recent claims: none goes, and the walk goes on after them.
         QCOMPARE(batch.legacyClaims, 0);
         QVERIFY(!batch.legacyAfter.isEmpty());
+        QVERIFY(!batch.legacyBelow);
         QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100000, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.claims, 0);
         QCOMPARE(batch.legacyClaims, int(old.size()));
-        QVERIFY(batch.legacyAfter.isEmpty()); // past the last one: the next walk starts again
+        // Past the last one above: the part below is next, from its start.
+        QVERIFY(batch.legacyAfter.isEmpty());
+        QVERIFY(batch.legacyBelow);
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100000, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.claims, 0);
+        QCOMPARE(batch.legacyClaims, int(oldBelow.size()));
+        QVERIFY(batch.legacyAfter.isEmpty()); // past the last one below: the part above is next
+        QVERIFY(!batch.legacyBelow);
+        auto left = [this](const QStringList &ids) {
+            qint64 n = 0;
+            for (const QString &id : ids)
+                n += claimsOf(id);
+            return n;
+        };
+        QCOMPARE(left(old), 0);
+        QCOMPARE(left(oldBelow), 0);
+        QCOMPARE(left(recent), qint64(recent.size()));
+        QCOMPARE(left(recentBelow), qint64(recentBelow.size()));
+        QCOMPARE(claimsOf(timeFirst), 0);
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100000, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.legacyClaims, 0);
+        QVERIFY(!batch.legacyAfter.isEmpty());
+        QVERIFY(!batch.legacyBelow);
+    }
+
+    // A window that holds more claims that may go than a batch takes is taken up again after the last one the batch
+    // took, not after the window: else the rest would wait for the walk's next round, and a batch that finds fewer
+    // than it takes sends the retention back to its idle minute. Red when the walk goes on after the window.
+    void aWindowWithMoreThanABatchIsTakenUpAgain()
+    {
+        QStringList old, recent;
+        {
+            Transaction tx(*m_db);
+            QString error;
+            QVERIFY2(tx.begin(&error), qPrintable(error));
+            for (int i = 0; i < 270; ++i) {
+                const bool isOld = i % 27 != 0;
+                const QString id = QStringLiteral("req_f8") + newOpaqueId().left(22);
+                QVERIFY(!settledTurn(isOld ? kOld + i : kRecent + i, id).isEmpty());
+                (isOld ? old : recent) << id;
+            }
+            QVERIFY2(tx.commit(&error), qPrintable(error));
+        }
+        QCOMPARE(old.size(), 260);
+        LedgerRetention::Batch batch;
+        QString error;
+        const qint64 cutoff = kNow - LedgerRetention::kRetentionMs;
+        for (int i = 0; i < 2; ++i) {
+            QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100, &batch, &error), qPrintable(error));
+            QCOMPARE(batch.legacyClaims, 100);
+            QVERIFY(!batch.legacyAfter.isEmpty());
+            QVERIFY(!batch.legacyBelow);
+        }
+        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100, &batch, &error), qPrintable(error));
+        QCOMPARE(batch.legacyClaims, 60);
+        QVERIFY(batch.legacyAfter.isEmpty()); // past the last one above: the part below is next
+        QVERIFY(batch.legacyBelow);
         qint64 left = 0;
         for (const QString &id : std::as_const(old))
             left += claimsOf(id);
@@ -286,10 +357,6 @@ private slots:
         for (const QString &id : std::as_const(recent))
             left += claimsOf(id);
         QCOMPARE(left, qint64(recent.size()));
-        QCOMPARE(claimsOf(timeFirst), 0);
-        QVERIFY2(LedgerRetention::pruneBatch(*m_db, cutoff, 100000, &batch, &error), qPrintable(error));
-        QCOMPARE(batch.legacyClaims, 0);
-        QVERIFY(!batch.legacyAfter.isEmpty());
     }
 
     // The request-id floor sorts like the time in the ids: every id of an earlier millisecond below it, every id of

@@ -624,13 +624,18 @@ private slots:
             scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims WHERE request_id = '%1'").arg(old3)).toInt(),
             0);
 
-        // A random id as 0.1.0 made them, above every time-first one: found by the walk over such ids.
-        const QString legacy = turnAt(cutoff - 400, true, QStringLiteral("req_f") + newOpaqueId().left(23));
-        QVERIFY2(prune(10), qPrintable(error));
-        QCOMPARE(batch.claims, 0);
-        QCOMPARE(batch.legacyClaims, 1);
-        QVERIFY(batch.legacyAfter.isEmpty());
-        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims WHERE request_id = '%1'").arg(legacy))
+        // Random ids as 0.1.0 made them, one above every time-first id and one below the first pass's range: the
+        // walk finds both, one part of the index in one batch and the other in the next.
+        const QString above = turnAt(cutoff - 400, true, QStringLiteral("req_f") + newOpaqueId().left(23));
+        const QString below = turnAt(cutoff - 300, true, QStringLiteral("req_00") + newOpaqueId().left(22));
+        for (int i = 0; i < 2; ++i) {
+            QVERIFY2(prune(10), qPrintable(error));
+            QCOMPARE(batch.claims, 0);
+            QCOMPARE(batch.legacyClaims, 1);
+            QVERIFY(batch.legacyAfter.isEmpty());
+        }
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT count(*) FROM slot_claims WHERE request_id IN ('%1', '%2')")
+                                   .arg(above, below))
                      .toInt(),
                  0);
     }
