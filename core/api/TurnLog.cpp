@@ -4,7 +4,10 @@
 #include "store/RequestLogRepository.h"
 #include "store/StoreWorker.h"
 
+#include <QHash>
 #include <QLoggingCategory>
+#include <QMutex>
+#include <QQueue>
 
 Q_LOGGING_CATEGORY(lcTurnLog, "switchyard.requestlog")
 
@@ -14,6 +17,44 @@ namespace {
 std::optional<qint64> known(qint64 v)
 {
     return v < 0 ? std::nullopt : std::optional<qint64>(v);
+}
+
+// Models a large body's scan found for requests whose rows were not written yet (fillBookedModel): the row,
+// written later (its settlement kept in memory through a store outage, or queued behind the fill), takes its
+// model from here. Store threads only. An entry stays until newer ones push it out, not until its row is
+// written: the row's transaction may still roll back and run again.
+class LateModels
+{
+public:
+    static constexpr int kMaxEntries = 256;
+
+    void remember(const QString &requestId, const QString &model)
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_byRequest.contains(requestId))
+            return;
+        m_byRequest.insert(requestId, model);
+        m_order.enqueue(requestId);
+        while (m_order.size() > kMaxEntries)
+            m_byRequest.remove(m_order.dequeue());
+    }
+
+    QString find(const QString &requestId) const
+    {
+        QMutexLocker lock(&m_mutex);
+        return m_byRequest.value(requestId);
+    }
+
+private:
+    mutable QMutex m_mutex;
+    QHash<QString, QString> m_byRequest;
+    QQueue<QString> m_order;
+};
+
+LateModels &lateModels()
+{
+    static LateModels models;
+    return models;
 }
 } // namespace
 
@@ -61,7 +102,16 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
             RequestLogRepository log(db);
             if (log.exists(record.requestId, error))
                 return true;
-            return error->isEmpty() && log.insert(record, error);
+            if (!error->isEmpty())
+                return false;
+            if (record.model && !record.model->isEmpty())
+                return log.insert(record, error);
+            const QString late = lateModels().find(record.requestId);
+            if (late.isEmpty())
+                return log.insert(record, error);
+            RequestLogRecord row = record;
+            row.model = late;
+            return log.insert(row, error);
         },
         QStringLiteral("request-log row of %1").arg(record.requestId), context,
         [id = record.requestId, outcome, done](bool ok, const QString &error) {
@@ -73,22 +123,32 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
 }
 
 // A turn settled while its large body was still being scanned (its client gone) was booked before anything told
-// it the model: the scan's answer fills it in afterwards, whether the turn is still there or not. Best effort: a
-// scan still running when the proxy thread stops (a shutdown) is not answered, and a fill that fails (a store
-// outage, while the settlement is kept in memory) is only logged.
+// it the model: the scan's answer fills it in afterwards, whether the turn is still there or not. Kept through a
+// store outage like the row itself, and in either order with it: a row not written yet takes the model when it
+// is (LateModels). Best effort: a scan still running when the proxy thread stops (a shutdown) is not answered.
 void fillBookedModel(StoreWorker *store, const QString &requestId, const std::optional<ResponsesScan> &scan)
 {
     if (!store || !scan || scan->model.isEmpty())
         return;
-    store->submit(
+    store->submitRetained(
         [requestId, model = scan->model](Database &db, QString *error) {
-            return RequestLogRepository(db).fillMissingModel(requestId, model, error);
+            RequestLogRepository log(db);
+            bool updated = false;
+            if (!log.fillMissingModel(requestId, model, error, &updated))
+                return false;
+            if (updated || log.exists(requestId, error))
+                return true;
+            if (!error->isEmpty())
+                return false;
+            lateModels().remember(requestId, model);
+            return true;
         },
-        nullptr,
+        QStringLiteral("model of %1").arg(requestId), nullptr,
         [requestId](bool ok, const QString &error) {
             if (!ok)
-                qCWarning(lcTurnLog).noquote() << requestId << "model not added to the request log:" << error;
-        });
+                qCWarning(lcTurnLog).noquote() << requestId << "model not added to the request log yet:" << error;
+        },
+        false);
 }
 
 } // namespace sy

@@ -38,7 +38,8 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
                      QObject *context, std::function<void(bool ok, const SettleOutcome &outcome)> done);
 
 // Sets the model of `requestId`'s booked row from its body's scan, where the row has none (a turn settled while
-// its large body was scanned). Best effort: a failure is only logged.
+// its large body was scanned). Kept through a store outage like the row (StoreWorker::submitRetained); a row not
+// written yet takes the model when writeRequestLog() writes it.
 void fillBookedModel(StoreWorker *store, const QString &requestId, const std::optional<ResponsesScan> &scan);
 
 } // namespace sy

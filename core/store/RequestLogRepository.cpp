@@ -261,14 +261,19 @@ bool RequestLogRepository::exists(const QString &requestId, QString *error)
     return m_db.exec(q, error) && q.next() && q.value(0).toInt() > 0;
 }
 
-bool RequestLogRepository::fillMissingModel(const QString &requestId, const QString &model, QString *error)
+bool RequestLogRepository::fillMissingModel(const QString &requestId, const QString &model, QString *error,
+                                            bool *updated)
 {
     QSqlQuery q = m_db.query();
     if (!m_db.prepare(q, QStringLiteral("UPDATE request_log SET model = ? WHERE request_id = ? AND model IS NULL"),
                       error))
         return false;
     Database::bindAll(q, {model, requestId});
-    return m_db.exec(q, error);
+    if (!m_db.exec(q, error))
+        return false;
+    if (updated)
+        *updated = q.numRowsAffected() > 0;
+    return true;
 }
 
 } // namespace sy

@@ -22,8 +22,9 @@ public:
     // Whether a row for `requestId` exists (false with *error set on a failure).
     bool exists(const QString &requestId, QString *error);
     // Sets the model of `requestId`'s row if it has none: a turn booked before its body's scan told the model
-    // (a client gone while a large body was scanned). False with *error set on a failure only.
-    bool fillMissingModel(const QString &requestId, const QString &model, QString *error);
+    // (a client gone while a large body was scanned). False with *error set on a failure only; *updated (if
+    // given): whether a row took it.
+    bool fillMissingModel(const QString &requestId, const QString &model, QString *error, bool *updated = nullptr);
     // Newest first (by start time), at most `limit` rows.
     QList<RequestLogRecord> recent(int limit, QString *error = nullptr);
     std::optional<RequestLogRecord> find(const QString &requestId, QString *error = nullptr);

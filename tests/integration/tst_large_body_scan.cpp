@@ -50,8 +50,11 @@ class TestLargeBodyScan : public QObject
     // The scan thread reports back once the flag is gone.
     void releaseScan() { QFile::remove(holdFlag()); }
 
-    // `accounts` accounts; `holdScan`: the fault build, whose scan thread holds each result until releaseScan().
-    QString start(bool holdScan, int accounts = 1)
+    QString storeFullFlag() const { return m_dir.filePath(QStringLiteral("store-full")); }
+
+    // `accounts` accounts; `holdScan`: the fault build, whose scan thread holds each result until releaseScan();
+    // `storeFull`: its store also fails every row change with SQLITE_FULL while storeFullFlag() exists.
+    QString start(bool holdScan, int accounts = 1, bool storeFull = false)
     {
         m_proxy = std::make_unique<ProxyProcess>();
         if (holdScan) {
@@ -62,8 +65,10 @@ class TestLargeBodyScan : public QObject
             if (!flag.open(QIODevice::WriteOnly))
                 return QStringLiteral("cannot write %1").arg(holdFlag());
             m_proxy->setBinary(faults);
-            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"), QStringLiteral("scan-hold"));
+            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULTS"),
+                            storeFull ? QStringLiteral("scan-hold,store-full") : QStringLiteral("scan-hold"));
             m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_SCAN_HOLD_FLAG"), holdFlag());
+            m_proxy->setEnv(QStringLiteral("SWITCHYARD_FAULT_STORE_FULL_FLAG"), storeFullFlag());
         }
         if (!m_proxy->addAccounts(accounts) || !m_proxy->start(m_fake.baseUrl()))
             return m_proxy->errorString();
@@ -227,11 +232,11 @@ class TestLargeBodyScan : public QObject
     // A proxy started with its scan held, and on it a large turn (its text all `fill`) whose claim was won while
     // its scan is held (claimedWhileScanned()). Null after a failed QVERIFY here.
     std::unique_ptr<RawHttpClient> startWithALargeTurnClaimedWhileScanned(QChar fill, qint64 *before,
-                                                                          int *upstreamBefore)
+                                                                          int *upstreamBefore, bool storeFull = false)
     {
         std::unique_ptr<RawHttpClient> client;
         [&] {
-            const QString error = start(true);
+            const QString error = start(true, 1, storeFull);
             QVERIFY2(error.isEmpty(), qPrintable(error));
             client = claimedWhileScanned(codexBody(QString(kLargeBody, fill)), before, upstreamBefore);
             QVERIFY2(client, "no large turn whose claim was won while its scan was held");
@@ -271,6 +276,7 @@ private slots:
     void cleanup()
     {
         releaseScan();
+        QFile::remove(storeFullFlag());
         if (m_proxy)
             m_proxy->stop();
         m_proxy.reset();
@@ -494,6 +500,44 @@ private slots:
         QVERIFY(m_proxy->isRunning());
         QCOMPARE(nextTurnStatus(), 200);
         QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 2), 5000);
+    }
+
+    // The same during a store outage: the turn's row and settlement wait in memory, and so does the model the scan
+    // finds meanwhile; when the store takes writes again the row is written with that model, whichever of the two
+    // writes goes first. Red when the model's write is not kept through the outage (it failed and was only
+    // logged), or when a fill that finds no row yet is dropped.
+    void aScanAnsweringDuringAStoreOutageStillFillsTheModel()
+    {
+        qint64 before = 0;
+        int upstreamBefore = 0;
+        auto client = startWithALargeTurnClaimedWhileScanned(QLatin1Char('w'), &before, &upstreamBefore, true);
+        QVERIFY(client);
+        {
+            QFile flag(storeFullFlag());
+            QVERIFY(flag.open(QIODevice::WriteOnly));
+        }
+        client->socket()->abort();
+        client.reset();
+        // The settlement failed on the full store and waits in memory.
+        QTRY_VERIFY_WITH_TIMEOUT(status().value(QLatin1String("store_pending_writes")).toInt() >= 1, 5000);
+        QCOMPARE(status().value(QLatin1String("store_writable")).toBool(), false);
+        const qint64 scansBefore = turnStagesCount("scans_done");
+        const int pendingBefore = status().value(QLatin1String("store_pending_writes")).toInt();
+        releaseScan();
+        QTRY_COMPARE_WITH_TIMEOUT(turnStagesCount("scans_done"), scansBefore + 1, 5000);
+        // The model's write failed too, and waits behind the row.
+        QTRY_COMPARE_WITH_TIMEOUT(status().value(QLatin1String("store_pending_writes")).toInt(), pendingBefore + 1,
+                                  5000);
+        QVERIFY(QFile::remove(storeFullFlag()));
+        QTRY_COMPARE_WITH_TIMEOUT(status().value(QLatin1String("store_writable")).toBool(), true, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(status().value(QLatin1String("store_pending_writes")).toInt(), 0, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(cancelledModels(), QStringList{QStringLiteral("gpt-5-codex")}, 5000);
+        QCOMPARE(status().value(QLatin1String("store_lost_writes")).toInteger(), 0);
+        qint64 epochs = 0;
+        int held = 0;
+        QTRY_VERIFY_WITH_TIMEOUT((slotState(&epochs, &held), held == 0 && epochs == before + 1), 5000);
+        QCOMPARE(turnsUpstream(), upstreamBefore);
+        QCOMPARE(nextTurnStatus(), 200);
     }
 };
 

@@ -1,0 +1,134 @@
+// A turn's request-log row and the model its large body's scan finds after the turn was booked
+// (api/TurnLog: writeRequestLog, fillBookedModel), through a real store thread on an SQLite file. The scan's answer
+// can reach the store before or after the row: after a store outage both wait in memory, and a fill queued while
+// the store comes back can run ahead of the row. Either way the row ends with the scan's model. (The outage itself,
+// through a turn: integration.tst_large_body_scan.)
+#include "api/TurnLog.h"
+#include "store/Database.h"
+#include "store/RequestLogRepository.h"
+#include "store/StoreWorker.h"
+#include "util/Ids.h"
+
+#include <QSignalSpy>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sy;
+
+namespace {
+
+const qint64 kStart = 1796000000000;
+
+RequestLogRecord cancelledTurn(const QString &requestId, std::optional<QString> model = std::nullopt)
+{
+    RequestLogRecord r;
+    r.requestId = requestId;
+    r.startedAtMs = kStart;
+    r.route = QStringLiteral("/backend-api/codex/responses");
+    r.model = std::move(model);
+    r.status = QStringLiteral("cancelled");
+    return r;
+}
+
+std::optional<ResponsesScan> scanFound(const QString &model)
+{
+    ResponsesScan scan;
+    scan.model = model;
+    return scan;
+}
+
+} // namespace
+
+class tst_TurnLog : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<StoreWorker> m_store;
+
+    // The row's model ("-" for none, "no row" without one), read on the store thread after every job before it.
+    QString modelOf(const QString &requestId)
+    {
+        QString model = QStringLiteral("no row");
+        QString error;
+        const bool ok = m_store->runBlocking(
+            [&](Database &db, QString *) {
+                QSqlQuery q = db.query();
+                q.prepare(QStringLiteral("SELECT COALESCE(model, '-') FROM request_log WHERE request_id = ?"));
+                q.addBindValue(requestId);
+                if (q.exec() && q.next())
+                    model = q.value(0).toString();
+                return true;
+            },
+            &error, false);
+        return ok ? model : error;
+    }
+
+    // Writes the row and waits for its answer.
+    bool writeRow(const RequestLogRecord &record)
+    {
+        bool done = false, written = false;
+        writeRequestLog(m_store.get(), record, Settlement{}, this, [&](bool ok, const SettleOutcome &) {
+            done = true;
+            written = ok;
+        });
+        return QTest::qWaitFor([&] { return done; }, 5000) && written;
+    }
+
+private slots:
+    void init()
+    {
+        m_store = std::make_unique<StoreWorker>();
+        QString error;
+        QVERIFY2(m_store->start(m_dir.filePath(QStringLiteral("%1.sqlite").arg(QTest::currentTestFunction())), &error),
+                 qPrintable(error));
+    }
+
+    void cleanup()
+    {
+        m_store->stop();
+        m_store.reset();
+    }
+
+    // The usual order: the row first (booked without a model), then the scan's answer fills it in.
+    void aFillAfterTheRowSetsItsModel()
+    {
+        const QString id = newRequestId(kStart);
+        QVERIFY(writeRow(cancelledTurn(id)));
+        QCOMPARE(modelOf(id), QStringLiteral("-"));
+        fillBookedModel(m_store.get(), id, scanFound(QStringLiteral("gpt-5-codex")));
+        QCOMPARE(modelOf(id), QStringLiteral("gpt-5-codex"));
+    }
+
+    // The scan's answer first, while the row is not written yet: the row takes the model when it is written.
+    // Red when a fill that finds no row is dropped.
+    void aFillBeforeTheRowReachesTheRow()
+    {
+        const QString id = newRequestId(kStart);
+        fillBookedModel(m_store.get(), id, scanFound(QStringLiteral("gpt-5-codex")));
+        QCOMPARE(modelOf(id), QStringLiteral("no row"));
+        QVERIFY(writeRow(cancelledTurn(id)));
+        QCOMPARE(modelOf(id), QStringLiteral("gpt-5-codex"));
+        // Another request's row is not touched by it.
+        const QString other = newRequestId(kStart + 1);
+        QVERIFY(writeRow(cancelledTurn(other)));
+        QCOMPARE(modelOf(other), QStringLiteral("-"));
+    }
+
+    // A model the row has is kept: a fill sets only a missing one, before or after the row.
+    void aModelTheRowHasIsKept()
+    {
+        const QString before = newRequestId(kStart);
+        fillBookedModel(m_store.get(), before, scanFound(QStringLiteral("from-scan")));
+        QVERIFY(writeRow(cancelledTurn(before, QStringLiteral("from-body"))));
+        QCOMPARE(modelOf(before), QStringLiteral("from-body"));
+        const QString after = newRequestId(kStart + 1);
+        QVERIFY(writeRow(cancelledTurn(after, QStringLiteral("from-body"))));
+        fillBookedModel(m_store.get(), after, scanFound(QStringLiteral("from-scan")));
+        QCOMPARE(modelOf(after), QStringLiteral("from-body"));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_TurnLog)
+#include "tst_turn_log.moc"
