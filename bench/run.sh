@@ -115,6 +115,27 @@ thread_ticks() { # PID NAME: utime+stime of the process's threads called NAME (t
     done
     echo "$sum"
 }
+threads_ns() { # PID: "NAME=NS ..." per thread name, the CPU time of its threads (schedstat, ns; all=: every thread)
+    local t name ns all=0
+    local -A sum=()
+    for t in /proc/"$1"/task/*; do
+        read -r name <"$t/comm" 2>/dev/null || continue
+        read -r ns _ <"$t/schedstat" 2>/dev/null || continue
+        name=${name// /_}
+        sum[$name]=$(( ${sum[$name]:-0} + ns ))
+        all=$(( all + ns ))
+    done
+    for name in $(printf '%s\n' "${!sum[@]}" | sort); do printf '%s=%s ' "$name" "${sum[$name]}"; done
+    echo "all=$all"
+}
+thread_us_per_req() { # BEFORE AFTER REQUESTS: "NAME=US ..." for the names in AFTER whose CPU time grew, per request
+    awk -v before="$1" -v after="$2" -v n="$3" 'BEGIN {
+        split(before, b, " "); for (i in b) { split(b[i], kv, "="); t0[kv[1]] = kv[2] }
+        na = split(after, a, " "); out = ""
+        for (i = 1; i <= na; i++) { split(a[i], kv, "="); d = kv[2] - t0[kv[1]]
+            if (d > 0) out = out sprintf("%s%s=%.0f", out == "" ? "" : " ", kv[1], d / 1000 / n) }
+        print out }'
+}
 ctx_switches() { # voluntary + involuntary context switches of every thread of the given pids
     local sum=0 pid
     for pid in "$@"; do
@@ -239,7 +260,9 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     local x0 x1
     x0=$(ctx_switches $pids)
     local p0=0 p1 s0=0 s1 t0 t1
-    [ "$target" = switchyard ] && p0=$(thread_ticks "$SY_PID" proxy) && s0=$(thread_ticks "$SY_PID" store)
+    local th0=""
+    [ "$target" = switchyard ] && p0=$(thread_ticks "$SY_PID" proxy) && s0=$(thread_ticks "$SY_PID" store) &&
+        th0=$(threads_ns "$SY_PID")
     local perf_pid=""
     if [ "$target" = switchyard ] && [ -n "${BENCH_PERF:-}" ]; then
         # Profiling aid (not part of the table): BENCH_PERF=PREFIX records the server during each of its runs.
@@ -279,6 +302,8 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     out=$(cat "$WORK/load.out")
     c1=$(cpu_ticks $pids)
     x1=$(ctx_switches $pids)
+    local th1=""
+    [ "$target" = switchyard ] && th1=$(threads_ns "$SY_PID")
     t1=$(date +%s%N)
     [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; }
     [ -n "$sched_pid" ] && { kill -INT "$sched_pid"; wait "$sched_pid" 2>/dev/null || true; }
@@ -306,8 +331,16 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
         if num "${R[$scen.$target.stage_busy_store_awake_wait_us]:-}" && [ "$measured" -gt 0 ]; then
             R[$scen.$target.store_awake_us_per_req]=$(calc "${R[$scen.$target.stage_busy_store_awake_wait_us]} / $measured" 0)
         fi
+        # Each thread's CPU time per request (ns clocks, unlike the ticks above), and of the store thread's the
+        # part it waited awake for a next job: where the CPU per request goes, run by run (the log line).
+        if [ -n "$th1" ]; then
+            R[$scen.$target.thread_us_per_req]=$(thread_us_per_req "$th0" "$th1" "$total")
+        fi
     fi
-    log "$scen $target: ${out:-no result (see $WORK/load.err)}"
+    local threads=""
+    [ -n "${R[$scen.$target.thread_us_per_req]:-}" ] &&
+        threads=" | cpu us/req by thread: ${R[$scen.$target.thread_us_per_req]}, of store: awake waits ${R[$scen.$target.store_awake_us_per_req]:-?}"
+    log "$scen $target: ${out:-no result (see $WORK/load.err)}$threads"
 }
 median() { # VALUES... -> their median ("-" and empty values left out), "" when none is left
     printf '%s\n' "$@" | awk '$1 != "" && $1 != "-"' | sort -g |
