@@ -116,12 +116,14 @@ thread_ticks() { # PID NAME: utime+stime of the process's threads called NAME (t
     echo "$sum"
 }
 threads_ns() { # PID: "NAME=NS ..." per thread name, the CPU time of its threads (schedstat, ns; all=: every thread)
+    # A thread that ends during a run takes its time with it (from the names and from all=).
     local t name ns all=0
     local -A sum=()
     for t in /proc/"$1"/task/*; do
-        read -r name <"$t/comm" 2>/dev/null || continue
-        read -r ns _ <"$t/schedstat" 2>/dev/null || continue
+        { read -r name <"$t/comm"; } 2>/dev/null || continue
+        { read -r ns _ <"$t/schedstat"; } 2>/dev/null || continue
         name=${name// /_}
+        [ -n "$name" ] && [[ "$ns" =~ ^[0-9]+$ ]] || continue
         sum[$name]=$(( ${sum[$name]:-0} + ns ))
         all=$(( all + ns ))
     done
@@ -262,7 +264,7 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     local p0=0 p1 s0=0 s1 t0 t1
     local th0=""
     [ "$target" = switchyard ] && p0=$(thread_ticks "$SY_PID" proxy) && s0=$(thread_ticks "$SY_PID" store) &&
-        th0=$(threads_ns "$SY_PID")
+        th0=$(threads_ns "$SY_PID" || true)
     local perf_pid=""
     if [ "$target" = switchyard ] && [ -n "${BENCH_PERF:-}" ]; then
         # Profiling aid (not part of the table): BENCH_PERF=PREFIX records the server during each of its runs.
@@ -303,7 +305,7 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     c1=$(cpu_ticks $pids)
     x1=$(ctx_switches $pids)
     local th1=""
-    [ "$target" = switchyard ] && th1=$(threads_ns "$SY_PID")
+    [ "$target" = switchyard ] && th1=$(threads_ns "$SY_PID" || true)
     t1=$(date +%s%N)
     [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; }
     [ -n "$sched_pid" ] && { kill -INT "$sched_pid"; wait "$sched_pid" 2>/dev/null || true; }

@@ -22,32 +22,50 @@ std::optional<qint64> known(qint64 v)
 // Models a large body's scan found for requests whose rows were not written yet (fillBookedModel): the row,
 // written later (its settlement kept in memory through a store outage, or queued behind the fill), takes its
 // model from here. Store threads only. An entry stays until newer ones push it out, not until its row is
-// written: the row's transaction may still roll back and run again.
+// written: the row's transaction may still roll back and run again. As many as the store keeps retained writes
+// (each fill waits for a row, and no more rows than that wait); one pushed out before any row took it is
+// reported lost.
 class LateModels
 {
 public:
-    static constexpr int kMaxEntries = 256;
+    static constexpr int kMaxEntries = StoreWorker::kMaxRetainedWrites;
 
-    void remember(const QString &requestId, const QString &model)
+    // The id of an entry pushed out before any row took its model, or an empty string.
+    QString remember(const QString &requestId, const QString &model)
     {
         QMutexLocker lock(&m_mutex);
         if (m_byRequest.contains(requestId))
-            return;
-        m_byRequest.insert(requestId, model);
+            return {};
+        m_byRequest.insert(requestId, Entry{model, false});
         m_order.enqueue(requestId);
-        while (m_order.size() > kMaxEntries)
-            m_byRequest.remove(m_order.dequeue());
+        QString lost;
+        while (m_order.size() > kMaxEntries) {
+            const QString old = m_order.dequeue();
+            if (!m_byRequest.take(old).taken)
+                lost = old;
+        }
+        return lost;
     }
 
-    QString find(const QString &requestId) const
+    // The model waiting for `requestId`'s row (empty: none); it counts as taken.
+    QString take(const QString &requestId)
     {
         QMutexLocker lock(&m_mutex);
-        return m_byRequest.value(requestId);
+        const auto it = m_byRequest.find(requestId);
+        if (it == m_byRequest.end())
+            return {};
+        it->taken = true;
+        return it->model;
     }
 
 private:
-    mutable QMutex m_mutex;
-    QHash<QString, QString> m_byRequest;
+    struct Entry
+    {
+        QString model;
+        bool taken = false;
+    };
+    QMutex m_mutex;
+    QHash<QString, Entry> m_byRequest;
     QQueue<QString> m_order;
 };
 
@@ -90,6 +108,13 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
             // First, as a continuation claim would see it; also when a reclaim booked the request already.
             if (settlement.anchor && !AnchorRepository(db).rememberServed(*settlement.anchor, error))
                 return false;
+            RequestLogRepository log(db);
+            // A row booked by someone else (a reclaim) or by an earlier run of this job: a model the scan found
+            // before it was there goes into it now.
+            const auto lateIntoExisting = [&] {
+                const QString late = lateModels().take(record.requestId);
+                return late.isEmpty() || log.fillMissingModel(record.requestId, late, error);
+            };
             if (settlement.settleClaim) {
                 const std::optional<SettleOutcome> settled = OwnerSlotRepository(db).settleTurn(
                     settlement.replica, record.requestId, settlement.responseId, settlement.nowMs, error);
@@ -97,16 +122,15 @@ void writeRequestLog(StoreWorker *store, const RequestLogRecord &record, const S
                     return false;
                 *outcome = *settled;
                 if (settled->settledElsewhere)
-                    return true; // the reclaim that took the slot over booked this request already
+                    return lateIntoExisting(); // the reclaim that took the slot over booked this request already
             }
-            RequestLogRepository log(db);
             if (log.exists(record.requestId, error))
-                return true;
+                return lateIntoExisting();
             if (!error->isEmpty())
                 return false;
             if (record.model && !record.model->isEmpty())
                 return log.insert(record, error);
-            const QString late = lateModels().find(record.requestId);
+            const QString late = lateModels().take(record.requestId);
             if (late.isEmpty())
                 return log.insert(record, error);
             RequestLogRecord row = record;
@@ -131,7 +155,7 @@ void fillBookedModel(StoreWorker *store, const QString &requestId, const std::op
     if (!store || !scan || scan->model.isEmpty())
         return;
     store->submitRetained(
-        [requestId, model = scan->model](Database &db, QString *error) {
+        [store, requestId, model = scan->model](Database &db, QString *error) {
             RequestLogRepository log(db);
             bool updated = false;
             if (!log.fillMissingModel(requestId, model, error, &updated))
@@ -140,7 +164,11 @@ void fillBookedModel(StoreWorker *store, const QString &requestId, const std::op
                 return true;
             if (!error->isEmpty())
                 return false;
-            lateModels().remember(requestId, model);
+            const QString lost = lateModels().remember(requestId, model);
+            if (!lost.isEmpty())
+                store->reportLostWrite(
+                    QStringLiteral("model of %1").arg(lost),
+                    QStringLiteral("%1 later models wait for their rows").arg(LateModels::kMaxEntries));
             return true;
         },
         QStringLiteral("model of %1").arg(requestId), nullptr,

@@ -108,6 +108,9 @@ public:
     // followUpLikely: the store thread waits awake after it for the next job (above); false for a settlement whose
     // client's next turn is not expected at once.
     void submitRetained(Job job, const QString &label, QObject *context, Done onDone, bool followUpLikely = true);
+    // A write given up outside the retained queue (api/TurnLog's late models): logged and counted in lostWrites()
+    // as one of its own.
+    void reportLostWrite(const QString &label, const QString &why) { dropRetained(label, why); }
     static constexpr int kMaxRetainedWrites = 20000; // about 1 KiB each
     // Retained writes waiting for the store, and writes lost so far (both for /api/status).
     int pendingWrites() const;

@@ -503,9 +503,10 @@ private slots:
     }
 
     // The same during a store outage: the turn's row and settlement wait in memory, and so does the model the scan
-    // finds meanwhile; when the store takes writes again the row is written with that model, whichever of the two
-    // writes goes first. Red when the model's write is not kept through the outage (it failed and was only
-    // logged), or when a fill that finds no row yet is dropped.
+    // finds meanwhile; when the store takes writes again the row is written, then the model. Red when the model's
+    // write is not kept through the outage (it failed and was only logged). The fault fails every UPDATE, also one
+    // that matches no row, so here the fill always waits behind the row; a fill that runs before its row (as an
+    // UPDATE matching nothing may on a really full disk) is unit.tst_turn_log's.
     void aScanAnsweringDuringAStoreOutageStillFillsTheModel()
     {
         qint64 before = 0;
@@ -523,6 +524,7 @@ private slots:
         QCOMPARE(status().value(QLatin1String("store_writable")).toBool(), false);
         const qint64 scansBefore = turnStagesCount("scans_done");
         const int pendingBefore = status().value(QLatin1String("store_pending_writes")).toInt();
+        QCOMPARE(pendingBefore, 1); // the turn's row and settlement, one job
         releaseScan();
         QTRY_COMPARE_WITH_TIMEOUT(turnStagesCount("scans_done"), scansBefore + 1, 5000);
         // The model's write failed too, and waits behind the row.

@@ -638,6 +638,18 @@ private slots:
                                    .arg(above, below))
                      .toInt(),
                  0);
+
+        // A window that holds more of them than a batch takes: the next batch goes on after the last one taken, in
+        // the database's order of the ids.
+        for (int i = 0; i < 3; ++i)
+            turnAt(cutoff - 200 + i, true, QStringLiteral("req_f") + newOpaqueId().left(23));
+        batch = LedgerRetention::Batch{};
+        for (int i = 0; i < 3; ++i) {
+            QVERIFY2(prune(1), qPrintable(error));
+            QCOMPARE(batch.legacyClaims, 1);
+            QCOMPARE(batch.legacyAfter.isEmpty(), i == 2); // the last one ends the window and its part
+            QCOMPARE(batch.legacyBelow, i == 2);
+        }
     }
 
     void settingsPinAndStrategy()

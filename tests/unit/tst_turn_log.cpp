@@ -116,6 +116,24 @@ private slots:
         QCOMPARE(modelOf(other), QStringLiteral("-"));
     }
 
+    // A row booked by another writer before this turn's own write (a reclaim that took the slot over books the
+    // request itself): a model waiting for the row goes into it when the turn's write finds it there. Red when
+    // the turn's write returns at the existing row without looking.
+    void aRowBookedElsewhereTakesAWaitingModel()
+    {
+        const QString id = newRequestId(kStart);
+        fillBookedModel(m_store.get(), id, scanFound(QStringLiteral("gpt-5-codex")));
+        QCOMPARE(modelOf(id), QStringLiteral("no row"));
+        QString error;
+        QVERIFY2(m_store->runBlocking(
+                     [&](Database &db, QString *e) { return RequestLogRepository(db).insert(cancelledTurn(id), e); },
+                     &error),
+                 qPrintable(error));
+        QCOMPARE(modelOf(id), QStringLiteral("-"));
+        QVERIFY(writeRow(cancelledTurn(id)));
+        QCOMPARE(modelOf(id), QStringLiteral("gpt-5-codex"));
+    }
+
     // A model the row has is kept: a fill sets only a missing one, before or after the row.
     void aModelTheRowHasIsKept()
     {
