@@ -33,6 +33,23 @@ int deleteBatch(Database &db, const QString &sql, const QVariantList &values, QS
     return q.numRowsAffected();
 }
 
+// How many request ids `select` (a SELECT of c.request_id, in order) gives, and the last of them.
+bool countAndLast(Database &db, const QString &select, const QVariantList &values, int *count, QString *last,
+                  QString *error)
+{
+    QSqlQuery q = db.query();
+    if (!db.prepare(q, QStringLiteral("SELECT count(*), max(request_id) FROM (") + select + QStringLiteral(") w"),
+                    error))
+        return false;
+    Database::bindAll(q, values);
+    if (!db.exec(q, error) || !q.next())
+        return false;
+    *count = q.value(0).toInt();
+    *last = q.value(1).toString();
+    q.finish();
+    return true;
+}
+
 } // namespace
 
 bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch *out, QString *error)
@@ -70,56 +87,38 @@ bool LedgerRetention::pruneBatch(Database &db, qint64 cutoffMs, int limit, Batch
     const bool below = out->legacyBelow;
     const QString after =
         below ? out->legacyAfter : qMax(out->legacyAfter, requestIdFloor(cutoffMs + kRetentionMs + 24LL * 3600 * 1000));
-    const bool fromStart = after.isEmpty();
-    QString range = fromStart ? QStringLiteral("TRUE") : QStringLiteral("request_id > ?");
-    QVariantList values;
-    if (!fromStart)
-        values << after;
-    if (below) {
-        range += QStringLiteral(" AND request_id < ?");
-        values << spanFloor;
+    QString lower; // "c.request_id > ? AND " unless the walk starts its part
+    QVariantList lowerValues;
+    if (!after.isEmpty()) {
+        lower = QStringLiteral("c.request_id > ? AND ");
+        lowerValues << after;
     }
-    QSqlQuery w = db.query();
-    if (!db.prepare(w,
-                    QStringLiteral("SELECT count(*), max(request_id) FROM (SELECT request_id FROM slot_claims WHERE "
-                                   "%1 ORDER BY request_id LIMIT ?) w")
-                        .arg(range),
-                    error))
+    int inWindow = 0;
+    QString windowEnd;
+    if (!countAndLast(db,
+                      QStringLiteral("SELECT c.request_id FROM slot_claims c WHERE ") + lower +
+                          (below ? QStringLiteral("c.request_id < ?") : QStringLiteral("TRUE")) +
+                          QStringLiteral(" ORDER BY c.request_id LIMIT ?"),
+                      lowerValues + (below ? QVariantList{spanFloor, kLegacyScanRows} : QVariantList{kLegacyScanRows}),
+                      &inWindow, &windowEnd, error))
         return false;
-    Database::bindAll(w, values + QVariantList{kLegacyScanRows});
-    if (!db.exec(w, error) || !w.next())
-        return false;
-    const int inWindow = w.value(0).toInt();
-    const QString windowEnd = w.value(1).toString();
-    w.finish();
     // The claims of the window that may go, the first `limit` of them and the last of their ids: a window that
     // holds more of them than a batch takes is taken up again after that id, not after the window.
     int legacy = 0;
     bool takenUpAgain = false;
     QString pickedEnd;
     if (inWindow > 0) {
-        const QString picked = QStringLiteral("FROM slot_claims c WHERE %1c.request_id <= ? AND ")
-                                   .arg(fromStart ? QString() : QStringLiteral("c.request_id > ? AND ")) +
-                               kRequestClosedAndOld;
-        values = fromStart ? QVariantList{} : QVariantList{after};
-        QSqlQuery p = db.query();
-        if (!db.prepare(p,
-                        QStringLiteral("SELECT count(*), max(request_id) FROM (SELECT c.request_id ") + picked +
-                            QStringLiteral(" ORDER BY c.request_id LIMIT ?) p"),
-                        error))
+        const QString picked = QStringLiteral("SELECT c.request_id FROM slot_claims c WHERE ") + lower +
+                               QStringLiteral("c.request_id <= ? AND ") + kRequestClosedAndOld;
+        int pickedRows = 0;
+        if (!countAndLast(db, picked + QStringLiteral(" ORDER BY c.request_id LIMIT ?"),
+                          lowerValues + QVariantList{windowEnd, cutoffMs, limit}, &pickedRows, &pickedEnd, error))
             return false;
-        Database::bindAll(p, values + QVariantList{windowEnd, cutoffMs, limit});
-        if (!db.exec(p, error) || !p.next())
-            return false;
-        const int pickedRows = p.value(0).toInt();
-        pickedEnd = p.value(1).toString();
-        p.finish();
         takenUpAgain = pickedRows >= limit && pickedEnd < windowEnd;
         if (pickedRows > 0) {
-            legacy = deleteBatch(db,
-                                 QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (SELECT c.request_id ") +
-                                     picked + QLatin1Char(')'),
-                                 values + QVariantList{pickedEnd, cutoffMs}, error);
+            legacy = deleteBatch(
+                db, QStringLiteral("DELETE FROM slot_claims WHERE request_id IN (") + picked + QLatin1Char(')'),
+                lowerValues + QVariantList{pickedEnd, cutoffMs}, error);
             if (legacy < 0)
                 return false;
         }
