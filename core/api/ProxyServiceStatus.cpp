@@ -83,6 +83,8 @@ QJsonObject busyPollJson(const StoreWorker &store)
             {QStringLiteral("holds_taken"), BusyPollHold::takenOnThisThread()},
             {QStringLiteral("polls"), qint64(counts.polls)},
             {QStringLiteral("hits"), qint64(counts.hits)},
+            {QStringLiteral("helper_stalls"), qint64(counts.helperStalls)},
+            {QStringLiteral("helper_grace_us"), BusyPollHold::helperGraceUs()},
             {QStringLiteral("store_claims_announced"), qint64(store.claimsAnnounced())},
             {QStringLiteral("store_waits_after_warm_up"), qint64(store.warmSpins())},
             {QStringLiteral("store_jobs_found_awake"), qint64(store.warmSpinHits())},

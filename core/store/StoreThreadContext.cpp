@@ -1,5 +1,6 @@
 #include "store/StoreThreadContext.h"
 
+#include "util/BusyPoll.h"
 #include "util/Clock.h"
 
 #include <QLoggingCategory>
@@ -134,6 +135,7 @@ void StoreThreadContext::setGroupLimits(int maxJobs, int maxMs)
 
 void StoreThreadContext::push(StoreQueuedJob job)
 {
+    BusyPollHold::noteHandOff(m_jobsTaken);
     QMutexLocker lock(&m_queueMutex);
     if (job.urgent)
         ++m_urgentWaiting;
@@ -163,6 +165,7 @@ bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)
     // Waiting awake after a unit counts as warm too: a warm-up would only make the next claim wait behind it.
     if (!m_queue.empty() || !m_urgent.empty() || m_inUnit.load() || m_awaitingAfterUnit)
         return false;
+    BusyPollHold::noteHandOff(m_jobsTaken); // the claim's thread may poll from now on
     StoreQueuedJob queued{std::move(job), false, nullptr, true, {}};
     queued.warmUpAfter = m_unitsStarted;
     m_queue.push_back(std::move(queued));
@@ -286,6 +289,7 @@ bool StoreThreadContext::runNextUnit()
         std::deque<StoreQueuedJob> &queue = m_urgent.empty() ? m_queue : m_urgent;
         if (queue.empty())
             return false;
+        m_jobsTaken->fetch_add(1, std::memory_order_relaxed);
         m_lastUnitWarmedUp = false;
         m_lastUnitFollowUpLikely = false;
         if (queue.front().warmUpAfter && *queue.front().warmUpAfter != m_unitsStarted) {

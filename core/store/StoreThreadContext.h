@@ -117,6 +117,10 @@ private:
     bool m_drainPosted = false;
     quint64 m_unitsStarted = 0;          // under m_queueMutex
     std::atomic<bool> m_inUnit{false};   // a unit runs (set under m_queueMutex; cleared before its callbacks)
+    // Jobs the store thread has taken off its queues (or dropped, as an overtaken warm-up): a thread that
+    // pushed a job and busy-polls for its answer stops polling when this does not move (BusyPollHold::
+    // noteHandOff()).
+    const std::shared_ptr<std::atomic<quint64>> m_jobsTaken = std::make_shared<std::atomic<quint64>>(0);
     bool m_lastUnitWarmedUp = false;     // store thread: the unit runNextUnit() ran last was a warm-up
     bool m_lastUnitFollowUpLikely = false; // store thread: ... had a job with followUpLikely
     // SystemClock::monotonicUs of the latest announced claim (StoreWorker::warmUp, announceClaim; any thread),

@@ -12,6 +12,10 @@ struct ThreadPollState
     int holds = 0;
     qint64 taken = 0;
     qint64 untilNs = 0;
+    // The latest hand-off (noteHandOff()): the helper's count of units begun then, and since when.
+    std::shared_ptr<const std::atomic<quint64>> helper;
+    quint64 helperBegunAtHandOff = 0;
+    qint64 handedOffNs = 0;
 };
 
 thread_local ThreadPollState t_state;
@@ -33,6 +37,37 @@ int BusyPollHold::windowUs()
         return ok ? qBound(0, value, 100'000) : 1000;
     }();
     return us;
+}
+
+int BusyPollHold::helperGraceUs()
+{
+    static const int us = [] {
+        bool ok = false;
+        const int value = qEnvironmentVariableIntValue("SWITCHYARD_BUSY_POLL_HELPER_GRACE_US", &ok);
+        return ok ? qBound(0, value, 100'000) : 200;
+    }();
+    return us;
+}
+
+void BusyPollHold::noteHandOff(const std::shared_ptr<const std::atomic<quint64>> &progress)
+{
+    if (!progress)
+        return;
+    const quint64 begun = progress->load(std::memory_order_relaxed);
+    ThreadPollState &state = t_state;
+    if (state.helper == progress && state.helperBegunAtHandOff == begun)
+        return; // not begun since the earlier hand-off: that one's time counts
+    state.helper = progress;
+    state.helperBegunAtHandOff = begun;
+    state.handedOffNs = monotonicNs();
+}
+
+bool BusyPollHold::helperStalled(qint64 nowNs)
+{
+    const ThreadPollState &state = t_state;
+    const int graceUs = helperGraceUs();
+    return graceUs > 0 && state.helper && nowNs - state.handedOffNs >= qint64(graceUs) * 1000 &&
+           state.helper->load(std::memory_order_relaxed) == state.helperBegunAtHandOff;
 }
 
 void BusyPollHold::acquire()

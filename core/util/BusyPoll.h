@@ -1,6 +1,8 @@
 #pragma once
 
 #include <QtGlobal>
+#include <atomic>
+#include <memory>
 
 namespace sy {
 
@@ -38,6 +40,19 @@ public:
     // For the dispatcher of this thread: the monotonic time in ns until which it may poll instead of blocking,
     // or 0 when no hold is held. Never longer than the window that began with the latest hold.
     static qint64 pollUntilNs();
+    // Work this thread handed to another thread whose answer it may poll for (a claim for the store thread):
+    // `progress` counts the units that thread has begun. A poll stops, and the thread sleeps, once work was
+    // handed over helperGraceUs() ago and that count has not moved since: the helper has not run since, so it
+    // is most likely waiting for a CPU, maybe for the one this thread polls on. A woken thread placed on the
+    // waker's CPU may wait there for milliseconds behind a poll that yields (bench/results/sched-run45-c1.txt);
+    // a thread that sleeps gives that CPU up. Another hand-off to the same helper before its count moved keeps
+    // the earlier time.
+    static void noteHandOff(const std::shared_ptr<const std::atomic<quint64>> &progress);
+    // For the dispatcher of this thread: true while the latest hand-off is such a stalled one.
+    static bool helperStalled(qint64 nowNs);
+    // SWITCHYARD_BUSY_POLL_HELPER_GRACE_US, read once: how long a poll goes on for a helper that has not begun
+    // (default 200 us; 0: a poll never stops for it, for A/B runs).
+    static int helperGraceUs();
     // Holds held on this thread now (tests).
     static int heldOnThisThread();
     // Holds started on this thread since it began (a renewal of a held one does not count).

@@ -58,6 +58,7 @@ public:
     {
         quint64 polls = 0;
         quint64 hits = 0;
+        quint64 helperStalls = 0;
     };
     BusyPollCounts busyPollCounts() const;
 

@@ -272,6 +272,10 @@ int EpollEventDispatcher::State::busyPoll(epoll_event *events, int max, int *tim
         now = nowNs();
         if (now >= endNs)
             break;
+        if (BusyPollHold::helperStalled(now)) {
+            ++busyPollHelperStalls; // sleep: the helper may be waiting for this CPU
+            break;
+        }
         sched_yield();
     }
     if (n < 0) {

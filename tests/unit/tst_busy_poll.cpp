@@ -2,14 +2,17 @@
 // polls instead of sleeping and finds what arrives within its window; without one, or past the window, the
 // thread sleeps as before and timers still fire on time.
 #include "lib/EpollTestMain.h"
+#include "store/StoreWorker.h"
 #include "util/BusyPoll.h"
 #include "util/EpollEventDispatcher.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <chrono>
 #include <sys/resource.h>
 #include <thread>
 
@@ -19,6 +22,13 @@ using sy::EpollEventDispatcher;
 namespace {
 
 constexpr int kWindowUs = 100'000; // long: a loaded machine (ctest -j2, sanitizers) may delay the poster
+constexpr int kGraceUs = 20'000;   // a helper that has not begun after this long stops a poll
+
+qint64 nowNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 
 EpollEventDispatcher *installed()
 {
@@ -83,7 +93,12 @@ class TestBusyPoll : public QObject
     Q_OBJECT
 
 private slots:
-    void theWindowComesFromTheEnvironment() { QCOMPARE(BusyPollHold::windowUs(), kWindowUs); }
+    void theWindowComesFromTheEnvironment()
+    {
+        QCOMPARE(BusyPollHold::windowUs(), kWindowUs);
+        QCOMPARE(BusyPollHold::helperGraceUs(), kGraceUs);
+        QVERIFY(!BusyPollHold::helperStalled(nowNs())); // no hand-off yet
+    }
 
     void withoutAHoldTheWaitSleeps()
     {
@@ -163,6 +178,106 @@ private slots:
         QCOMPARE(BusyPollHold::heldOnThisThread(), 1); // a destroyed hold is released
     }
 
+    void aPollForAHelperThatHasNotBegunStopsAndSleeps()
+    {
+        // Work handed to a helper whose count of jobs taken never moves: past the grace the poll stops and the
+        // thread sleeps until the post comes, well inside its window.
+        const auto helper = std::make_shared<std::atomic<quint64>>(7);
+        BusyPollHold hold;
+        hold.acquire();
+        BusyPollHold::noteHandOff(helper);
+        const quint64 stallsBefore = installed()->busyPollCounts().helperStalls;
+        const WaitResult r = waitForAPostFromAnotherThread(kGraceUs / 1000 * 3);
+        QVERIFY(r.arrived);
+        QVERIFY(r.polls >= 1);
+        QVERIFY(installed()->busyPollCounts().helperStalls - stallsBefore >= 1);
+        QVERIFY2(r.sleeps >= 1, "a poll for a helper that has not begun gives its CPU up");
+        QVERIFY(BusyPollHold::helperStalled(nowNs()));
+        helper->fetch_add(1); // it began: the hand-off is not stalled any more
+        QVERIFY(!BusyPollHold::helperStalled(nowNs()));
+    }
+
+    void aPollForAHelperThatBeganGoesOn()
+    {
+        const auto helper = std::make_shared<std::atomic<quint64>>(0);
+        BusyPollHold hold;
+        hold.acquire();
+        BusyPollHold::noteHandOff(helper);
+        helper->fetch_add(1); // took the job at once
+        const quint64 stallsBefore = installed()->busyPollCounts().helperStalls;
+        const WaitResult r = waitForAPostFromAnotherThread(kGraceUs / 1000 * 3);
+        QVERIFY(r.arrived);
+        QCOMPARE(installed()->busyPollCounts().helperStalls, stallsBefore);
+        QCOMPARE(r.hits, r.polls);
+        QCOMPARE(r.sleeps, 0L);
+    }
+
+    void theEarliestHandOffTheHelperHasNotBegunCounts()
+    {
+        const auto helper = std::make_shared<std::atomic<quint64>>(0);
+        BusyPollHold::noteHandOff(helper);
+        const qint64 firstNs = nowNs();
+        QTest::qSleep(kGraceUs / 1000 + 5);
+        BusyPollHold::noteHandOff(helper); // not begun since: the first hand-off's time stays
+        QVERIFY(nowNs() - firstNs >= qint64(kGraceUs) * 1000);
+        QVERIFY(BusyPollHold::helperStalled(nowNs()));
+        helper->fetch_add(1);
+        BusyPollHold::noteHandOff(helper); // begun since: a new hand-off from now
+        QVERIFY(!BusyPollHold::helperStalled(nowNs()));
+        QVERIFY(BusyPollHold::helperStalled(nowNs() + qint64(kGraceUs) * 1000));
+        // Another helper's hand-off replaces the mark.
+        const auto other = std::make_shared<std::atomic<quint64>>(0);
+        BusyPollHold::noteHandOff(other);
+        other->fetch_add(1);
+        QVERIFY(!BusyPollHold::helperStalled(nowNs() + qint64(kGraceUs) * 1000));
+    }
+
+    void aPollForTheStoreThreadStopsWhileItRunsAnotherUnit()
+    {
+        // The store thread wired up: a job pushed while the thread runs a long unit is not taken, so the poll
+        // for its answer stops; once taken, the hand-off is not stalled.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        sy::StoreWorker store;
+        QString error;
+        QVERIFY2(store.start(dir.filePath(QStringLiteral("s.db")), &error), qPrintable(error));
+        std::atomic<bool> longUnitRuns{false};
+        std::atomic<bool> endLongUnit{false};
+        store.submit(
+            [&](sy::Database &, QString *) {
+                longUnitRuns = true;
+                while (!endLongUnit)
+                    QThread::msleep(1);
+                return true;
+            },
+            nullptr, [](bool, const QString &) {});
+        while (!longUnitRuns)
+            QThread::msleep(1);
+        BusyPollHold hold;
+        hold.acquire();
+        QObject receiver;
+        QEventLoop loop;
+        bool answered = false;
+        store.submit([](sy::Database &, QString *) { return true; }, &receiver, [&](bool ok, const QString &) {
+            answered = ok;
+            loop.quit();
+        });
+        const quint64 stallsBefore = installed()->busyPollCounts().helperStalls;
+        const long sleepsBefore = voluntarySwitches();
+        std::thread ender([&] {
+            QThread::msleep(ulong(kGraceUs / 1000 * 3));
+            endLongUnit = true;
+        });
+        QTimer::singleShot(10'000, &loop, &QEventLoop::quit);
+        loop.exec();
+        ender.join();
+        QVERIFY(answered);
+        QVERIFY(installed()->busyPollCounts().helperStalls - stallsBefore >= 1);
+        QVERIFY(voluntarySwitches() - sleepsBefore >= 1);
+        QVERIFY(!BusyPollHold::helperStalled(nowNs() + qint64(kGraceUs) * 1000)); // the job was taken
+        store.stop();
+    }
+
     void holdsBelongToTheirThread()
     {
         int heldThere = -1;
@@ -189,6 +304,7 @@ int main(int argc, char **argv)
 {
     // Read once per process, before anything asks.
     qputenv("SWITCHYARD_BUSY_POLL_US", QByteArray::number(kWindowUs));
+    qputenv("SWITCHYARD_BUSY_POLL_HELPER_GRACE_US", QByteArray::number(kGraceUs));
     return sy::test::runOnEpollDispatcher<TestBusyPoll>(argc, argv);
 }
 
