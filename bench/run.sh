@@ -341,7 +341,7 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     fi
     local threads=""
     [ -n "${R[$scen.$target.thread_us_per_req]:-}" ] &&
-        threads=" | cpu us/req by thread: ${R[$scen.$target.thread_us_per_req]}, of store: awake waits ${R[$scen.$target.store_awake_us_per_req]:-?}"
+        threads=" | cpu us/req by thread: ${R[$scen.$target.thread_us_per_req]}, of store: awake waits ${R[$scen.$target.store_awake_us_per_req]:-?} | proxy polls ${R[$scen.$target.stage_busy_polls]:-?}, found ${R[$scen.$target.stage_busy_hits]:-?}, stopped for the store ${R[$scen.$target.stage_busy_helper_stalls]:-?}"
     log "$scen $target: ${out:-no result (see $WORK/load.err)}$threads"
 }
 median() { # VALUES... -> their median ("-" and empty values left out), "" when none is left

@@ -76,7 +76,7 @@ void StoreThreadContext::restartWalAhead()
         if (!m_queue.empty() || !m_urgent.empty())
             return;
         ++m_unitsStarted; // a warm-up queued after this finds the thread awake anyway
-        m_inUnit.store(true);
+        m_helper->beginUnit();
     }
     // The smallest write there is (one row of meta): the WAL starts over inside it, header sync included.
     // Nothing is scheduled for the checkpointer: its frame waits for the pass after the next real write, so
@@ -90,7 +90,7 @@ void StoreThreadContext::restartWalAhead()
         Transaction tx(m_db, Transaction::Kind::Write);
         ok = tx.begin(&error) && m_db.probeWrite(SystemClock::instance().nowMs(), &error) && tx.commit(&error);
     }
-    m_inUnit.store(false);
+    m_helper->endUnit();
     if (ok)
         m_owner->m_walStats.restartsAhead.fetch_add(1);
     else
@@ -135,7 +135,7 @@ void StoreThreadContext::setGroupLimits(int maxJobs, int maxMs)
 
 void StoreThreadContext::push(StoreQueuedJob job)
 {
-    BusyPollHold::noteHandOff(m_jobsTaken);
+    BusyPollHold::noteHandOff(m_helper);
     QMutexLocker lock(&m_queueMutex);
     if (job.urgent)
         ++m_urgentWaiting;
@@ -163,9 +163,9 @@ bool StoreThreadContext::pushWarmUp(StoreWorker::Job job)
     // has not yet gone back to sleep (it posted its callbacks, which may have taken its CPU) counts as idle:
     // if the claim is submitted before that thread runs again, the claim goes first and the warm-up is dropped.
     // Waiting awake after a unit counts as warm too: a warm-up would only make the next claim wait behind it.
-    if (!m_queue.empty() || !m_urgent.empty() || m_inUnit.load() || m_awaitingAfterUnit)
+    if (!m_queue.empty() || !m_urgent.empty() || m_helper->working.load() || m_awaitingAfterUnit)
         return false;
-    BusyPollHold::noteHandOff(m_jobsTaken); // the claim's thread may poll from now on
+    BusyPollHold::noteHandOff(m_helper); // the claim's thread may poll from now on
     StoreQueuedJob queued{std::move(job), false, nullptr, true, {}};
     queued.warmUpAfter = m_unitsStarted;
     m_queue.push_back(std::move(queued));
@@ -289,7 +289,7 @@ bool StoreThreadContext::runNextUnit()
         std::deque<StoreQueuedJob> &queue = m_urgent.empty() ? m_queue : m_urgent;
         if (queue.empty())
             return false;
-        m_jobsTaken->fetch_add(1, std::memory_order_relaxed);
+        m_helper->jobsTaken.fetch_add(1, std::memory_order_relaxed);
         m_lastUnitWarmedUp = false;
         m_lastUnitFollowUpLikely = false;
         if (queue.front().warmUpAfter && *queue.front().warmUpAfter != m_unitsStarted) {
@@ -298,7 +298,7 @@ bool StoreThreadContext::runNextUnit()
         }
         m_lastUnitWarmedUp = queue.front().warmUpAfter.has_value();
         ++m_unitsStarted;
-        m_inUnit.store(true);
+        m_helper->beginUnit();
         const bool write = queue.front().write;
         const size_t limit = write ? size_t(m_maxGroupJobs.load()) : 1;
         while (!queue.empty() && queue.front().write == write && unit.size() < limit) {
@@ -344,7 +344,7 @@ void StoreThreadContext::runAlone(const StoreQueuedJob &job)
     if (result.ok && job.write)
         noteCommitted();
     syncWritable();
-    m_inUnit.store(false);
+    m_helper->endUnit();
     deliver(job, result);
     afterRetained(job, result);
 }
@@ -407,7 +407,7 @@ void StoreThreadContext::runGroup(std::vector<StoreQueuedJob> &group)
     }
     requeueFront(group, ran);
     syncWritable();
-    m_inUnit.store(false);
+    m_helper->endUnit();
     for (size_t i = 0; i < ran; ++i) {
         deliver(group[i], results[i]);
         afterRetained(group[i], results[i]);

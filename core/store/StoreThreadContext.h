@@ -3,6 +3,7 @@
 #include "store/Database.h"
 #include "store/StoreWorker.h"
 #include "store/WalCheckpointer.h"
+#include "util/BusyPoll.h"
 
 #include <QMutex>
 #include <QObject>
@@ -116,11 +117,11 @@ private:
     std::atomic<int> m_urgentWaiting{0}; // how many are in m_urgent (read without the mutex by runGroup)
     bool m_drainPosted = false;
     quint64 m_unitsStarted = 0;          // under m_queueMutex
-    std::atomic<bool> m_inUnit{false};   // a unit runs (set under m_queueMutex; cleared before its callbacks)
-    // Jobs the store thread has taken off its queues (or dropped, as an overtaken warm-up): a thread that
-    // pushed a job and busy-polls for its answer stops polling when this does not move (BusyPollHold::
-    // noteHandOff()).
-    const std::shared_ptr<std::atomic<quint64>> m_jobsTaken = std::make_shared<std::atomic<quint64>>(0);
+    // The jobs the store thread has taken off its queues (or dropped, as an overtaken warm-up), whether a unit
+    // runs (`working`: begun under m_queueMutex; ended before its callbacks) and the units begun and ended: a
+    // thread that pushed a job and busy-polls for its answer stops polling while none of them moves
+    // (BusyPollHold::noteHandOff()).
+    const std::shared_ptr<BusyPollHelper> m_helper = std::make_shared<BusyPollHelper>();
     bool m_lastUnitWarmedUp = false;     // store thread: the unit runNextUnit() ran last was a warm-up
     bool m_lastUnitFollowUpLikely = false; // store thread: ... had a job with followUpLikely
     // SystemClock::monotonicUs of the latest announced claim (StoreWorker::warmUp, announceClaim; any thread),

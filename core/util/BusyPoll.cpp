@@ -12,10 +12,12 @@ struct ThreadPollState
     int holds = 0;
     qint64 taken = 0;
     qint64 untilNs = 0;
-    // The latest hand-off (noteHandOff()): the helper's count of units begun then, and since when.
-    std::shared_ptr<const std::atomic<quint64>> helper;
-    quint64 helperBegunAtHandOff = 0;
-    qint64 handedOffNs = 0;
+    // The latest hand-off (noteHandOff()): the helper's jobs taken then; its steps as last seen, and since when
+    // (the hand-off, or the latest step seen since).
+    std::shared_ptr<const BusyPollHelper> helper;
+    quint64 helperTakenAtHandOff = 0;
+    quint64 helperStepsSeen = 0;
+    qint64 helperQuietSinceNs = 0;
 };
 
 thread_local ThreadPollState t_state;
@@ -49,25 +51,35 @@ int BusyPollHold::helperGraceUs()
     return us;
 }
 
-void BusyPollHold::noteHandOff(const std::shared_ptr<const std::atomic<quint64>> &progress)
+void BusyPollHold::noteHandOff(const std::shared_ptr<const BusyPollHelper> &helper)
 {
-    if (!progress)
+    if (!helper)
         return;
-    const quint64 begun = progress->load(std::memory_order_relaxed);
+    const quint64 taken = helper->jobsTaken.load(std::memory_order_relaxed);
     ThreadPollState &state = t_state;
-    if (state.helper == progress && state.helperBegunAtHandOff == begun)
-        return; // not begun since the earlier hand-off: that one's time counts
-    state.helper = progress;
-    state.helperBegunAtHandOff = begun;
-    state.handedOffNs = monotonicNs();
+    if (state.helper == helper && state.helperTakenAtHandOff == taken)
+        return; // no job taken since the earlier hand-off: that one's time counts
+    state.helper = helper;
+    state.helperTakenAtHandOff = taken;
+    state.helperStepsSeen = helper->steps.load(std::memory_order_relaxed);
+    state.helperQuietSinceNs = monotonicNs();
 }
 
 bool BusyPollHold::helperStalled(qint64 nowNs)
 {
-    const ThreadPollState &state = t_state;
+    ThreadPollState &state = t_state;
     const int graceUs = helperGraceUs();
-    return graceUs > 0 && state.helper && nowNs - state.handedOffNs >= qint64(graceUs) * 1000 &&
-           state.helper->load(std::memory_order_relaxed) == state.helperBegunAtHandOff;
+    if (graceUs <= 0 || !state.helper ||
+        state.helper->jobsTaken.load(std::memory_order_relaxed) != state.helperTakenAtHandOff)
+        return false;
+    const quint64 steps = state.helper->steps.load(std::memory_order_relaxed);
+    if (steps != state.helperStepsSeen) { // it ran since it was last seen: quiet from now on, if at all
+        state.helperStepsSeen = steps;
+        state.helperQuietSinceNs = nowNs;
+        return false;
+    }
+    return !state.helper->working.load(std::memory_order_relaxed) &&
+           nowNs - state.helperQuietSinceNs >= qint64(graceUs) * 1000;
 }
 
 void BusyPollHold::acquire()

@@ -18,6 +18,26 @@ namespace sy {
 // used (bench/HISTORY.md measured a slower claim commit at c=1). Where the thread's dispatcher is not the epoll one, a
 // hold changes nothing.
 //
+// What a thread that takes work from others (the store thread) publishes for their polls (BusyPollHold::
+// noteHandOff()).
+struct BusyPollHelper
+{
+    std::atomic<quint64> jobsTaken{0}; // jobs taken off its queues so far
+    std::atomic<bool> working{false};  // inside a unit of work now
+    std::atomic<quint64> steps{0};     // units begun and ended so far
+
+    void beginUnit()
+    {
+        steps.fetch_add(1, std::memory_order_relaxed);
+        working.store(true);
+    }
+    void endUnit()
+    {
+        working.store(false);
+        steps.fetch_add(1, std::memory_order_relaxed);
+    }
+};
+
 // A hold belongs to the thread that acquired it: acquire, release and destroy it there.
 class BusyPollHold
 {
@@ -40,15 +60,16 @@ public:
     // For the dispatcher of this thread: the monotonic time in ns until which it may poll instead of blocking,
     // or 0 when no hold is held. Never longer than the window that began with the latest hold.
     static qint64 pollUntilNs();
-    // Work this thread handed to another thread whose answer it may poll for (a claim for the store thread):
-    // `progress` counts the units that thread has begun. A poll stops, and the thread sleeps, once work was
-    // handed over helperGraceUs() ago and that count has not moved since: the helper has not run since, so it
+    // Work this thread handed to another thread whose answer it may poll for (a claim for the store thread).
+    // While the helper has taken no job since, a poll stops, and the thread sleeps, once the helper has been
+    // seen neither inside a unit of work nor beginning or ending one for helperGraceUs(): it has not run, so it
     // is most likely waiting for a CPU, maybe for the one this thread polls on. A woken thread placed on the
     // waker's CPU may wait there for milliseconds behind a poll that yields (bench/results/sched-run45-c1.txt);
-    // a thread that sleeps gives that CPU up. Another hand-off to the same helper before its count moved keeps
-    // the earlier time.
-    static void noteHandOff(const std::shared_ptr<const std::atomic<quint64>> &progress);
-    // For the dispatcher of this thread: true while the latest hand-off is such a stalled one.
+    // a thread that sleeps gives that CPU up. A helper busy with earlier units is left to finish them while the
+    // poll goes on. Another hand-off to the same helper before it took a job keeps the earlier time.
+    static void noteHandOff(const std::shared_ptr<const BusyPollHelper> &helper);
+    // For the dispatcher of this thread: true while the latest hand-off is such a stalled one (it notes the
+    // helper's steps it sees, so call it with the current time).
     static bool helperStalled(qint64 nowNs);
     // SWITCHYARD_BUSY_POLL_HELPER_GRACE_US, read once: how long a poll goes on for a helper that has not begun
     // (default 200 us; 0: a poll never stops for it, for A/B runs).

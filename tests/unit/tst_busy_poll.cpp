@@ -182,7 +182,7 @@ private slots:
     {
         // Work handed to a helper whose count of jobs taken never moves: past the grace the poll stops and the
         // thread sleeps until the post comes, well inside its window.
-        const auto helper = std::make_shared<std::atomic<quint64>>(7);
+        const auto helper = std::make_shared<sy::BusyPollHelper>();
         BusyPollHold hold;
         hold.acquire();
         BusyPollHold::noteHandOff(helper);
@@ -193,17 +193,38 @@ private slots:
         QVERIFY(installed()->busyPollCounts().helperStalls - stallsBefore >= 1);
         QVERIFY2(r.sleeps >= 1, "a poll for a helper that has not begun gives its CPU up");
         QVERIFY(BusyPollHold::helperStalled(nowNs()));
-        helper->fetch_add(1); // it began: the hand-off is not stalled any more
+        helper->working = true; // inside a unit: not stalled while it works
         QVERIFY(!BusyPollHold::helperStalled(nowNs()));
+        helper->working = false;
+        QVERIFY(BusyPollHold::helperStalled(nowNs()));
+        helper->jobsTaken.fetch_add(1); // it took the job: the hand-off is not stalled any more
+        QVERIFY(!BusyPollHold::helperStalled(nowNs()));
+    }
+
+    void aPollForAHelperBusyWithAnEarlierUnitGoesOn()
+    {
+        // The helper has taken no job since the hand-off but works on an earlier unit: it runs, so the poll
+        // goes on (under load a claim often waits behind another turn's unit).
+        const auto helper = std::make_shared<sy::BusyPollHelper>();
+        helper->working = true;
+        BusyPollHold hold;
+        hold.acquire();
+        BusyPollHold::noteHandOff(helper);
+        const quint64 stallsBefore = installed()->busyPollCounts().helperStalls;
+        const WaitResult r = waitForAPostFromAnotherThread(kGraceUs / 1000 * 3);
+        QVERIFY(r.arrived);
+        QCOMPARE(installed()->busyPollCounts().helperStalls, stallsBefore);
+        QCOMPARE(r.sleeps, 0L);
+        helper->jobsTaken.fetch_add(1);
     }
 
     void aPollForAHelperThatBeganGoesOn()
     {
-        const auto helper = std::make_shared<std::atomic<quint64>>(0);
+        const auto helper = std::make_shared<sy::BusyPollHelper>();
         BusyPollHold hold;
         hold.acquire();
         BusyPollHold::noteHandOff(helper);
-        helper->fetch_add(1); // took the job at once
+        helper->jobsTaken.fetch_add(1); // took the job at once
         const quint64 stallsBefore = installed()->busyPollCounts().helperStalls;
         const WaitResult r = waitForAPostFromAnotherThread(kGraceUs / 1000 * 3);
         QVERIFY(r.arrived);
@@ -214,67 +235,82 @@ private slots:
 
     void theEarliestHandOffTheHelperHasNotBegunCounts()
     {
-        const auto helper = std::make_shared<std::atomic<quint64>>(0);
+        const auto helper = std::make_shared<sy::BusyPollHelper>();
         BusyPollHold::noteHandOff(helper);
         const qint64 firstNs = nowNs();
         QTest::qSleep(kGraceUs / 1000 + 5);
         BusyPollHold::noteHandOff(helper); // not begun since: the first hand-off's time stays
         QVERIFY(nowNs() - firstNs >= qint64(kGraceUs) * 1000);
         QVERIFY(BusyPollHold::helperStalled(nowNs()));
-        helper->fetch_add(1);
+        helper->jobsTaken.fetch_add(1);
         BusyPollHold::noteHandOff(helper); // begun since: a new hand-off from now
         QVERIFY(!BusyPollHold::helperStalled(nowNs()));
         QVERIFY(BusyPollHold::helperStalled(nowNs() + qint64(kGraceUs) * 1000));
         // Another helper's hand-off replaces the mark.
-        const auto other = std::make_shared<std::atomic<quint64>>(0);
+        const auto other = std::make_shared<sy::BusyPollHelper>();
         BusyPollHold::noteHandOff(other);
-        other->fetch_add(1);
+        other->jobsTaken.fetch_add(1);
         QVERIFY(!BusyPollHold::helperStalled(nowNs() + qint64(kGraceUs) * 1000));
     }
 
-    void aPollForTheStoreThreadStopsWhileItRunsAnotherUnit()
+    void aPollForTheStoreThreadStopsOnlyWhileItIsHeldOutsideAUnit()
     {
-        // The store thread wired up: a job pushed while the thread runs a long unit is not taken, so the poll
-        // for its answer stops; once taken, the hand-off is not stalled.
+        // The store thread wired up. A job pushed while the thread runs a long unit waits, but the thread works:
+        // the poll goes on. A job pushed while the thread is held outside a unit (in an earlier job's callback,
+        // which runs on the store thread after its unit) is not taken: the poll stops and this thread sleeps.
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         sy::StoreWorker store;
         QString error;
         QVERIFY2(store.start(dir.filePath(QStringLiteral("s.db")), &error), qPrintable(error));
-        std::atomic<bool> longUnitRuns{false};
-        std::atomic<bool> endLongUnit{false};
-        store.submit(
-            [&](sy::Database &, QString *) {
-                longUnitRuns = true;
-                while (!endLongUnit)
+        for (const bool inUnit : {true, false}) {
+            std::atomic<bool> held{false};
+            std::atomic<bool> release{false};
+            auto hold = [&] {
+                held = true;
+                while (!release)
                     QThread::msleep(1);
-                return true;
-            },
-            nullptr, [](bool, const QString &) {});
-        while (!longUnitRuns)
-            QThread::msleep(1);
-        BusyPollHold hold;
-        hold.acquire();
-        QObject receiver;
-        QEventLoop loop;
-        bool answered = false;
-        store.submit([](sy::Database &, QString *) { return true; }, &receiver, [&](bool ok, const QString &) {
-            answered = ok;
-            loop.quit();
-        });
-        const quint64 stallsBefore = installed()->busyPollCounts().helperStalls;
-        const long sleepsBefore = voluntarySwitches();
-        std::thread ender([&] {
-            QThread::msleep(ulong(kGraceUs / 1000 * 3));
-            endLongUnit = true;
-        });
-        QTimer::singleShot(10'000, &loop, &QEventLoop::quit);
-        loop.exec();
-        ender.join();
-        QVERIFY(answered);
-        QVERIFY(installed()->busyPollCounts().helperStalls - stallsBefore >= 1);
-        QVERIFY(voluntarySwitches() - sleepsBefore >= 1);
-        QVERIFY(!BusyPollHold::helperStalled(nowNs() + qint64(kGraceUs) * 1000)); // the job was taken
+            };
+            if (inUnit)
+                store.submit(
+                    [&](sy::Database &, QString *) {
+                        hold();
+                        return true;
+                    },
+                    nullptr, [](bool, const QString &) {});
+            else
+                store.submit([](sy::Database &, QString *) { return true; }, nullptr,
+                             [&](bool, const QString &) { hold(); }); // no context: on the store thread
+            while (!held)
+                QThread::msleep(1);
+            BusyPollHold busy;
+            busy.acquire();
+            QObject receiver;
+            QEventLoop loop;
+            bool answered = false;
+            store.submit([](sy::Database &, QString *) { return true; }, &receiver, [&](bool ok, const QString &) {
+                answered = ok;
+                loop.quit();
+            });
+            const quint64 stallsBefore = installed()->busyPollCounts().helperStalls;
+            const long sleepsBefore = voluntarySwitches();
+            std::thread releaser([&] {
+                QThread::msleep(ulong(kGraceUs / 1000 * 3));
+                release = true;
+            });
+            QTimer::singleShot(10'000, &loop, &QEventLoop::quit);
+            loop.exec();
+            releaser.join();
+            QVERIFY(answered);
+            const quint64 stalls = installed()->busyPollCounts().helperStalls - stallsBefore;
+            if (inUnit) {
+                QCOMPARE(stalls, quint64(0));
+            } else {
+                QVERIFY(stalls >= 1);
+                QVERIFY(voluntarySwitches() - sleepsBefore >= 1);
+            }
+            QVERIFY(!BusyPollHold::helperStalled(nowNs() + qint64(kGraceUs) * 1000)); // the job was taken
+        }
         store.stop();
     }
 
