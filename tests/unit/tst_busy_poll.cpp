@@ -288,10 +288,11 @@ private slots:
             QObject receiver;
             QEventLoop loop;
             bool answered = false;
-            store.submit([](sy::Database &, QString *) { return true; }, &receiver, [&](bool ok, const QString &) {
-                answered = ok;
-                loop.quit();
-            });
+            store.submit([](sy::Database &, QString *) { return true; }, &receiver,
+                         [&](bool ok, const QString &) {
+                             answered = ok;
+                             loop.quit();
+                         });
             const quint64 stallsBefore = installed()->busyPollCounts().helperStalls;
             const long sleepsBefore = voluntarySwitches();
             std::thread releaser([&] {
