@@ -69,8 +69,9 @@ QJsonObject largeBuffersJson(const RequestScanThread *scanner)
             {QStringLiteral("scan_thread"), scanThread}};
 }
 
-// This thread's busy polling (util/BusyPoll.h): waits that polled instead of sleeping, and those that found
-// their event in time. Zero counts where the thread's dispatcher is not the epoll one.
+// This thread's busy polling (util/BusyPoll.h): waits that polled instead of sleeping, those that found their
+// event in time, and those stopped because the store thread had not run (helper_stalls; each such wait counts).
+// Zero counts where the thread's dispatcher is not the epoll one.
 QJsonObject busyPollJson(const StoreWorker &store)
 {
     EpollEventDispatcher::BusyPollCounts counts;

@@ -135,8 +135,8 @@ void StoreThreadContext::setGroupLimits(int maxJobs, int maxMs)
 
 void StoreThreadContext::push(StoreQueuedJob job)
 {
-    BusyPollHold::noteHandOff(m_helper);
     QMutexLocker lock(&m_queueMutex);
+    BusyPollHold::noteHandOff(m_helper); // under the mutex: no take can fall between this and the job's queueing
     if (job.urgent)
         ++m_urgentWaiting;
     (job.urgent ? m_urgent : m_queue).push_back(std::move(job));

@@ -72,14 +72,14 @@ bool BusyPollHold::helperStalled(qint64 nowNs)
     if (graceUs <= 0 || !state.helper ||
         state.helper->jobsTaken.load(std::memory_order_relaxed) != state.helperTakenAtHandOff)
         return false;
+    const bool working = state.helper->working.load(std::memory_order_acquire); // before `steps`: see beginUnit()
     const quint64 steps = state.helper->steps.load(std::memory_order_relaxed);
     if (steps != state.helperStepsSeen) { // it ran since it was last seen: quiet from now on, if at all
         state.helperStepsSeen = steps;
         state.helperQuietSinceNs = nowNs;
         return false;
     }
-    return !state.helper->working.load(std::memory_order_relaxed) &&
-           nowNs - state.helperQuietSinceNs >= qint64(graceUs) * 1000;
+    return !working && nowNs - state.helperQuietSinceNs >= qint64(graceUs) * 1000;
 }
 
 void BusyPollHold::acquire()

@@ -15,26 +15,29 @@ namespace sy {
 // blocking, for at most the window that began with the latest hold. It yields between two polls
 // (sched_yield), which lets a thread waiting for the same CPU run first; it does not give the CPU up to threads
 // on the other CPUs, so a poll costs CPU time that the store thread, the upstream and the clients might have
-// used (bench/HISTORY.md measured a slower claim commit at c=1). Where the thread's dispatcher is not the epoll one, a
-// hold changes nothing.
+// used (bench/HISTORY.md measured a slower claim commit at c=1). A poll also ends early, and the thread sleeps,
+// when the thread it handed work to (the store thread) has not run for a while (BusyPollHold::noteHandOff()).
+// Where the thread's dispatcher is not the epoll one, a hold changes nothing.
 //
 // What a thread that takes work from others (the store thread) publishes for their polls (BusyPollHold::
 // noteHandOff()).
 struct BusyPollHelper
 {
-    std::atomic<quint64> jobsTaken{0}; // jobs taken off its queues so far
+    std::atomic<quint64> jobsTaken{0}; // times it took work off its queues (a group of jobs counts once)
     std::atomic<bool> working{false};  // inside a unit of work now
     std::atomic<quint64> steps{0};     // units begun and ended so far
 
+    // A step is counted before `working` changes, and a poll reads `working` before `steps`: a poll that sees
+    // the end of a unit also sees its step.
     void beginUnit()
     {
         steps.fetch_add(1, std::memory_order_relaxed);
-        working.store(true);
+        working.store(true, std::memory_order_release);
     }
     void endUnit()
     {
-        working.store(false);
         steps.fetch_add(1, std::memory_order_relaxed);
+        working.store(false, std::memory_order_release);
     }
 };
 

@@ -141,7 +141,8 @@ struct EpollEventDispatcher::State
     // and calls afterEach(the notifiers it activated) after each.
     void recheckPriority(quint64 pass, const std::function<void(int)> &afterEach);
     // While a BusyPollHold of this thread wants it: polls without blocking, yielding the CPU between polls,
-    // until something is ready or the hold's window (or *timeoutMs, a due timer) ends. Returns the events
+    // until something is ready, the hold's window (or *timeoutMs, a due timer) ends, or the thread this one
+    // handed work to has not run for a while (BusyPollHold::helperStalled()). Returns the events
     // found (0 when none: *timeoutMs is then what is left of the wait).
     int busyPoll(epoll_event *events, int max, int *timeoutMs);
     // Milliseconds until the earliest timer that may fire now is due, rounded up; -1 without one.
