@@ -208,16 +208,9 @@ void StoreThreadContext::drain()
 
 namespace {
 
-int spinUsFromEnvironment(const char *name, int defaultUs)
-{
-    bool ok = false;
-    const int value = qEnvironmentVariableIntValue(name, &ok);
-    return ok ? qBound(0, value, 100'000) : defaultUs;
-}
-
 int warmSpinUs()
 {
-    static const int us = spinUsFromEnvironment("SWITCHYARD_STORE_WARM_SPIN_US", 300);
+    static const int us = busyWaitUsFromEnvironment("SWITCHYARD_STORE_WARM_SPIN_US", 300);
     return us;
 }
 
@@ -225,7 +218,7 @@ int warmSpinUs()
 
 int StoreThreadContext::defaultJobSpinUs()
 {
-    static const int us = spinUsFromEnvironment("SWITCHYARD_STORE_SPIN_US", 1000);
+    static const int us = busyWaitUsFromEnvironment("SWITCHYARD_STORE_SPIN_US", 1000);
     return us;
 }
 

@@ -29,25 +29,24 @@ qint64 monotonicNs()
         .count();
 }
 
-// A time in us from the environment, 0 to 100 ms, or `defaultUs` when unset or not a number.
-int usFromEnvironment(const char *name, int defaultUs)
+} // namespace
+
+int busyWaitUsFromEnvironment(const char *name, int defaultUs)
 {
     bool ok = false;
     const int value = qEnvironmentVariableIntValue(name, &ok);
     return ok ? qBound(0, value, 100'000) : defaultUs;
 }
 
-} // namespace
-
 int BusyPollHold::windowUs()
 {
-    static const int us = usFromEnvironment("SWITCHYARD_BUSY_POLL_US", 1000);
+    static const int us = busyWaitUsFromEnvironment("SWITCHYARD_BUSY_POLL_US", 1000);
     return us;
 }
 
 int BusyPollHold::helperGraceUs()
 {
-    static const int us = usFromEnvironment("SWITCHYARD_BUSY_POLL_HELPER_GRACE_US", 200);
+    static const int us = busyWaitUsFromEnvironment("SWITCHYARD_BUSY_POLL_HELPER_GRACE_US", 200);
     return us;
 }
 

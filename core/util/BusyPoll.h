@@ -19,6 +19,10 @@ namespace sy {
 // when the thread it handed work to (the store thread) has not run for a while (BusyPollHold::noteHandOff()).
 // Where the thread's dispatcher is not the epoll one, a hold changes nothing.
 //
+// A busy wait's length in us from the environment variable `name`, 0 to 100 ms, or `defaultUs` when it is unset
+// or not a number (the busy poll's settings here, the store thread's awake waits in StoreThreadContext).
+int busyWaitUsFromEnvironment(const char *name, int defaultUs);
+
 // What a thread that takes work from others (the store thread) publishes for their polls (BusyPollHold::
 // noteHandOff()).
 struct BusyPollHelper
