@@ -28,6 +28,9 @@ constexpr qsizetype kFlushNowBytes = 64 * 1024;
 // reuses it; anything bigger (a response head, a large event) is given back, since hundreds of open streams
 // would otherwise each pin their largest pass.
 constexpr qsizetype kKeepOutputCapacity = 1024;
+// A new request's first piece when more than this waits in Qt's buffer: enough for a usual head, so that the
+// body after it is read straight into its place (HttpConnection::readBodyInPlace) and not copied twice.
+constexpr qint64 kHeadPieceBytes = 4 * 1024;
 
 HttpConnection *self(http_parser *p)
 {
@@ -151,6 +154,17 @@ void HttpConnection::onReadyRead()
     // Bytes past the body (a pipelined request) are left for readAll(): Qt does not signal them again.
     if (readBodyInPlace() && (m_gone || m_socket->bytesAvailable() == 0))
         return;
+    // A new request with more than its head waiting: its head first, in a piece of its own. Once the head is
+    // parsed the body has its space, and the rest of it goes there from Qt's buffer in one copy; read with the
+    // head (readAll) it would be copied out of Qt's buffer, then again into the body (onBody), 40 KiB each for a
+    // Codex turn. A head longer than the piece, or a request that ends inside it, goes on as before.
+    if (!m_closing && !m_active && !m_building && m_inbox.isEmpty() && m_body.isEmpty() &&
+        m_socket->bytesAvailable() > kHeadPieceBytes) {
+        m_inbox = m_socket->read(kHeadPieceBytes);
+        processInbox();
+        if (m_gone || (readBodyInPlace() && (m_gone || m_socket->bytesAvailable() == 0)))
+            return;
+    }
     const QByteArray data = m_socket->readAll();
     if (m_closing)
         return; // lingering close: drain and discard what the client still sends

@@ -207,6 +207,42 @@ private slots:
         }
     }
 
+    void aHeadAndItsBodyInOneWriteThenAPipelinedRequest_data()
+    {
+        QTest::addColumn<int>("headerBytes");
+        QTest::addColumn<int>("bodyBytes");
+        QTest::newRow("codex-sized body") << 600 << 42 * 1024;
+        QTest::newRow("body just past the head's piece") << 100 << 4 * 1024;
+        QTest::newRow("head longer than the piece") << 6 * 1024 << 42 * 1024;
+        QTest::newRow("head and body inside the piece") << 100 << 2 * 1024;
+    }
+
+    void aHeadAndItsBodyInOneWriteThenAPipelinedRequest()
+    {
+        // A request whose head and body arrive together: its head is read in a piece of its own, the rest of its
+        // body straight into its place (HttpConnection::onReadyRead). The body must arrive whole and once, and the
+        // next request, in the same write, must still be parsed although Qt signals no new data for it.
+        QFETCH(int, headerBytes);
+        QFETCH(int, bodyBytes);
+        QByteArray body(bodyBytes, Qt::Uninitialized);
+        for (qsizetype i = 0; i < body.size(); ++i)
+            body[i] = char('a' + (i * 11 + i / 509) % 26);
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        client.send("POST /codex HTTP/1.1\r\nHost: x\r\nX-Filler: " + QByteArray(headerBytes, 'h') +
+                    "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body +
+                    RawHttpClient::buildRequest("GET", "/next"));
+        const std::optional<RawResponse> a = client.readResponse();
+        const std::optional<RawResponse> b = client.readResponse();
+        QVERIFY(a && b);
+        QCOMPARE(a->header("x-path"), QByteArray("/codex"));
+        QCOMPARE(a->body.size(), body.size());
+        QVERIFY(a->body == body);
+        QCOMPARE(b->header("x-path"), QByteArray("/next"));
+        QCOMPARE(m_requests.size(), 2);
+        QCOMPARE(m_requests.first()->wireBodyBytes, qint64(body.size()));
+    }
+
     void aLargeBodyGoesIntoTheMemoryTheLastOneGaveBack()
     {
         // LargeBufferPool: the next large body is received in place into the memory the previous one's
