@@ -211,27 +211,53 @@ private slots:
     {
         QTest::addColumn<int>("headerBytes");
         QTest::addColumn<int>("bodyBytes");
-        QTest::newRow("codex-sized body") << 600 << 42 * 1024;
-        QTest::newRow("body just past the head's piece") << 100 << 4 * 1024;
-        QTest::newRow("head longer than the piece") << 6 * 1024 << 42 * 1024;
-        QTest::newRow("head and body inside the piece") << 100 << 2 * 1024;
+        QTest::addColumn<int>("nextBodyBytes");
+        QTest::addColumn<bool>("answerLater");
+        QTest::newRow("codex-sized body") << 600 << 42 * 1024 << 0 << false;
+        QTest::newRow("codex-sized body, answered later") << 600 << 42 * 1024 << 0 << true;
+        QTest::newRow("body just past the head's piece") << 100 << 4 * 1024 << 0 << false;
+        QTest::newRow("head longer than the piece") << 6 * 1024 << 42 * 1024 << 0 << false;
+        QTest::newRow("request ends inside the piece, the next crosses it") << 100 << 2 * 1024 << 8 * 1024 << false;
+        QTest::newRow("request ends inside the piece, answered later") << 100 << 2 * 1024 << 8 * 1024 << true;
+        QTest::newRow("both inside the piece") << 100 << 1024 << 0 << false;
     }
 
     void aHeadAndItsBodyInOneWriteThenAPipelinedRequest()
     {
-        // A request whose head and body arrive together: its head is read in a piece of its own, the rest of its
-        // body straight into its place (HttpConnection::onReadyRead). The body must arrive whole and once, and the
-        // next request, in the same write, must still be parsed although Qt signals no new data for it.
+        // A request whose head and body arrive together with more than a piece (4 KiB): its head is read in a piece
+        // of its own, the rest of its body straight into its place (HttpConnection::onReadyRead). Both bodies must
+        // arrive whole and once, and the next request, in the same write, must still be parsed although Qt signals
+        // no new data for it: whether the first request ends after the piece or inside it (the piece's rest then
+        // holds the next request's start), and whether it is answered at once or while the rest is read.
         QFETCH(int, headerBytes);
         QFETCH(int, bodyBytes);
-        QByteArray body(bodyBytes, Qt::Uninitialized);
-        for (qsizetype i = 0; i < body.size(); ++i)
-            body[i] = char('a' + (i * 11 + i / 509) % 26);
+        QFETCH(int, nextBodyBytes);
+        QFETCH(bool, answerLater);
+        if (answerLater) {
+            m_server->setHandler([this](HttpRequestPtr request, HttpResponse *response) {
+                m_requests.append(request);
+                QPointer<HttpResponse> guarded(response);
+                QTimer::singleShot(request->path == QLatin1String("/codex") ? 50 : 0, [guarded, request] {
+                    if (!guarded)
+                        return;
+                    guarded->setHeader("X-Path", request->path.toUtf8());
+                    guarded->sendFull(200, "application/octet-stream", request->body);
+                });
+            });
+        }
+        const auto bodyOf = [](int bytes, int seed) {
+            QByteArray body(bytes, Qt::Uninitialized);
+            for (qsizetype i = 0; i < body.size(); ++i)
+                body[i] = char('a' + (i * seed + i / 509) % 26);
+            return body;
+        };
+        const QByteArray body = bodyOf(bodyBytes, 11);
+        const QByteArray nextBody = bodyOf(nextBodyBytes, 7);
         RawHttpClient client;
         QVERIFY(client.connectTo(m_server->serverPort()));
         client.send("POST /codex HTTP/1.1\r\nHost: x\r\nX-Filler: " + QByteArray(headerBytes, 'h') +
                     "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body +
-                    RawHttpClient::buildRequest("GET", "/next"));
+                    RawHttpClient::buildRequest(nextBody.isEmpty() ? "GET" : "POST", "/next", {}, nextBody));
         const std::optional<RawResponse> a = client.readResponse();
         const std::optional<RawResponse> b = client.readResponse();
         QVERIFY(a && b);
@@ -239,6 +265,8 @@ private slots:
         QCOMPARE(a->body.size(), body.size());
         QVERIFY(a->body == body);
         QCOMPARE(b->header("x-path"), QByteArray("/next"));
+        QCOMPARE(b->body.size(), nextBody.size());
+        QVERIFY(b->body == nextBody);
         QCOMPARE(m_requests.size(), 2);
         QCOMPARE(m_requests.first()->wireBodyBytes, qint64(body.size()));
     }
