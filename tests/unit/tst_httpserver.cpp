@@ -49,6 +49,15 @@ QByteArray zstdCompressStreaming(const QByteArray &in)
     return out;
 }
 
+// Letters in a pattern that does not repeat within a page: a byte lost, doubled or moved shows.
+QByteArray patternedBody(qsizetype bytes, int step, int period)
+{
+    QByteArray body(bytes, Qt::Uninitialized);
+    for (qsizetype i = 0; i < body.size(); ++i)
+        body[i] = char('a' + (i * step + i / period) % 26);
+    return body;
+}
+
 QByteArray bigText()
 {
     QByteArray text;
@@ -180,9 +189,7 @@ private slots:
         // begun (HttpConnection::readBodyInPlace): it must arrive whole and once, whether its first bytes came
         // with the head or not, and bytes past its end (the next request, in the same write as the body's
         // tail) must still be parsed although Qt signals no new data for them.
-        QByteArray body(3 * 1024 * 1024 + 7, Qt::Uninitialized);
-        for (qsizetype i = 0; i < body.size(); ++i)
-            body[i] = char('a' + (i * 7 + i / 4093) % 26);
+        const QByteArray body = patternedBody(3 * 1024 * 1024 + 7, 7, 4093);
         for (const bool headAlone : {false, true}) {
             m_requests.clear();
             RawHttpClient client;
@@ -245,14 +252,8 @@ private slots:
                 });
             });
         }
-        const auto bodyOf = [](int bytes, int seed) {
-            QByteArray body(bytes, Qt::Uninitialized);
-            for (qsizetype i = 0; i < body.size(); ++i)
-                body[i] = char('a' + (i * seed + i / 509) % 26);
-            return body;
-        };
-        const QByteArray body = bodyOf(bodyBytes, 11);
-        const QByteArray nextBody = bodyOf(nextBodyBytes, 7);
+        const QByteArray body = patternedBody(bodyBytes, 11, 509);
+        const QByteArray nextBody = patternedBody(nextBodyBytes, 7, 509);
         RawHttpClient client;
         QVERIFY(client.connectTo(m_server->serverPort()));
         client.send("POST /codex HTTP/1.1\r\nHost: x\r\nX-Filler: " + QByteArray(headerBytes, 'h') +
@@ -283,9 +284,7 @@ private slots:
         const void *previous = nullptr;
         for (int i = 0; i < 3; ++i) {
             // A little larger, then a little smaller than the one before: no byte of that one may show.
-            QByteArray body(1024 * 1024 + (i == 1 ? 3000 : i * 500), Qt::Uninitialized);
-            for (qsizetype k = 0; k < body.size(); ++k)
-                body[k] = char('a' + (k * (i + 3) + k / 4093) % 26);
+            const QByteArray body = patternedBody(1024 * 1024 + (i == 1 ? 3000 : i * 500), i + 3, 4093);
             m_requests.clear();
             RawHttpClient client;
             QVERIFY(client.connectTo(m_server->serverPort()));
