@@ -213,10 +213,13 @@ private slots:
 
     void tokenEndpointUnreachable()
     {
-        QTcpServer closed;
-        QVERIFY(closed.listen(QHostAddress::LocalHost, 0));
-        const quint16 deadPort = closed.serverPort();
-        closed.close();
+        // A port bound but not listening: a connection to it is refused, and while the socket holds it nothing
+        // else can take it (a port freed again could go to the login's own callback server or to a test running
+        // beside this one, which then answered the token request with a 404).
+        QTcpSocket holder;
+        QVERIFY(holder.bind(QHostAddress::LocalHost, 0));
+        const quint16 deadPort = holder.localPort();
+        QVERIFY(deadPort != 0);
         OAuthLoginOptions options;
         options.issuer = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(deadPort));
         options.callbackPort = 0;
