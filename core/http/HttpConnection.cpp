@@ -152,7 +152,10 @@ void HttpConnection::onReadyRead()
     if (m_gone)
         return;
     // Bytes past the body (a pipelined request) are left for readAll(): Qt does not signal them again.
-    if (readBodyInPlace() && (m_gone || m_socket->bytesAvailable() == 0))
+    const auto bodyReadInPlaceAndNothingLeft = [this] {
+        return readBodyInPlace() && (m_gone || m_socket->bytesAvailable() == 0);
+    };
+    if (bodyReadInPlaceAndNothingLeft())
         return;
     // A new request with more than its head waiting: its head first, in a piece of its own. Once the head is
     // parsed the body has its space, and the rest of it goes there from Qt's buffer in one copy; read with the
@@ -164,7 +167,7 @@ void HttpConnection::onReadyRead()
         m_socket->bytesAvailable() > kHeadPieceBytes) {
         m_inbox = m_socket->read(kHeadPieceBytes);
         processInbox();
-        if (m_gone || (readBodyInPlace() && (m_gone || m_socket->bytesAvailable() == 0)))
+        if (m_gone || bodyReadInPlaceAndNothingLeft())
             return;
     }
     const QByteArray data = m_socket->readAll();
