@@ -237,6 +237,7 @@ int HttpConnection::onBody(const char *at, size_t length)
         Q_ASSERT(qsizetype(length) <= m_inPlacePending &&
                  at == m_body.constData() + m_body.size() - m_inPlacePending);
         m_inPlacePending -= qsizetype(length);
+        m_building->bodyBytesInPlace += qint64(length);
     } else {
         if (m_body.size() + qint64(length) > m_config.maxBodyBytes)
             return reject(413, "invalid_request_error", "request_too_large",

@@ -34,6 +34,7 @@ struct HttpRequest
     mutable QByteArray body;    // decoded body (content-encoding already removed); see releaseBody()
     QByteArray contentEncoding; // the Content-Encoding the body arrived with ("" for identity)
     qint64 wireBodyBytes = 0;   // body size on the wire (after de-chunking, before decoding)
+    qint64 bodyBytesInPlace = 0; // of those, received straight into the body's memory (not copied from a read buffer)
     int httpMajor = 1;
     int httpMinor = 1;
     bool keepAlive = true; // whether the connection may serve another request after this one
