@@ -146,6 +146,34 @@ private slots:
         fillBookedModel(m_store.get(), after, scanFound(QStringLiteral("from-scan")));
         QCOMPARE(modelOf(after), QStringLiteral("from-body"));
     }
+
+    // The waiting models are bounded (as many as the store keeps retained writes): one more pushes the oldest out,
+    // and that one, which no row took, is reported lost (counted in lostWrites()); its row is written without a
+    // model, while the rows of the models still held take theirs. Red when the bound is off by one or the report
+    // is dropped.
+    void theOldestWaitingModelIsPushedOutAndReportedLost()
+    {
+        const int bound = StoreWorker::kMaxRetainedWrites;
+        QStringList ids;
+        ids.reserve(bound + 1);
+        for (int i = 0; i <= bound; ++i)
+            ids.append(newRequestId(kStart + 1000 + i));
+        // Exactly `bound` new models: whatever earlier tests left waiting is pushed out by them.
+        for (int i = 0; i < bound; ++i)
+            fillBookedModel(m_store.get(), ids.at(i), scanFound(QStringLiteral("model-%1").arg(i)));
+        QCOMPARE(modelOf(ids.at(bound - 1)), QStringLiteral("no row")); // every fill before it has run
+        const qint64 lostBefore = m_store->lostWrites();
+        fillBookedModel(m_store.get(), ids.at(bound), scanFound(QStringLiteral("model-%1").arg(bound)));
+        QCOMPARE(modelOf(ids.at(bound)), QStringLiteral("no row"));
+        QCOMPARE(m_store->lostWrites(), lostBefore + 1);
+        QVERIFY(writeRow(cancelledTurn(ids.at(0))));
+        QCOMPARE(modelOf(ids.at(0)), QStringLiteral("-")); // pushed out: its row has no model
+        QVERIFY(writeRow(cancelledTurn(ids.at(1))));
+        QCOMPARE(modelOf(ids.at(1)), QStringLiteral("model-1")); // the oldest still held
+        QVERIFY(writeRow(cancelledTurn(ids.at(bound))));
+        QCOMPARE(modelOf(ids.at(bound)), QStringLiteral("model-%1").arg(bound));
+        QCOMPARE(m_store->lostWrites(), lostBefore + 1);
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_TurnLog)
