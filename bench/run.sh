@@ -43,8 +43,9 @@ SY="${BENCH_SY_BIN:-$BUILD/app/switchyard}" # BENCH_SY_BIN: another build of swi
 UPSTREAM_BIN="$BUILD/bench/sy-bench-upstream"
 LOAD="$BUILD/bench/sy-bench-load"
 DBTOOL="$BUILD/bench/sy-bench-db"
+GAPS="$BUILD/bench/sy-bench-gaps"
 NGINX="${NGINX:-/usr/sbin/nginx}"
-for f in "$SY" "$UPSTREAM_BIN" "$LOAD" "$DBTOOL" "$NGINX"; do
+for f in "$SY" "$UPSTREAM_BIN" "$LOAD" "$DBTOOL" "$GAPS" "$NGINX"; do
     [ -x "$f" ] || { echo "run.sh: $f is missing; build with: cmake --build $BUILD --target bench" >&2; exit 2; }
 done
 command -v curl >/dev/null || { echo "run.sh: curl is needed" >&2; exit 2; }
@@ -71,6 +72,11 @@ ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true
 
 declare -A R   # R[scenario.target.key] = value
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+# The machine's own gaps (sy-bench-gaps: one thread spinning per CPU, 5 s) before the first scenario and after the
+# last: how much time a busy thread loses whatever it runs, and how much of that this machine's kernel did not
+# switch it out for (the host, or long interrupts).
+machine_gaps() { "$GAPS" "$(nproc)" 5 | sed -n 's/^gaps: //p'; }
+GAPS_AT_START=$(machine_gaps)
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 calc() { awk "BEGIN { v = $1; printf \"%.${2:-2}f\", v }"; }
 v() { echo "${R[$1]:-}"; }
@@ -536,6 +542,8 @@ echo "Switchyard benchmark — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $
 echo "upstream profile: $EVENTS deltas x $DELTA_BYTES B, $DELAY_MS ms apart; codex body 40 KiB; switchyard: 3 accounts,"
 echo "slot_count $SLOTS per account (config slots_per_account 64), other settings default; nginx: $NGINX_WORKERS worker(s)"
 echo "load average at start $LOAD_AT_START, at end $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews results)"
+echo "machine gaps at start: $GAPS_AT_START"
+echo "machine gaps at end:   $(machine_gaps)"
 echo "times in ms (ttfb = first body byte); added = target minus direct; ratios are column / column;"
 echo "each figure is the median of the rounds (added: of each round's own difference to direct)"
 echo
