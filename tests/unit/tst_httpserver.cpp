@@ -272,9 +272,9 @@ private slots:
         QCOMPARE(m_requests.size(), 2);
         QCOMPARE(m_requests.first()->wireBodyBytes, qint64(body.size()));
         // Copied once: all of the body but what the head's piece held went from Qt's buffer straight into the
-        // body's memory. However the bytes arrived (in one read or several), no more than the piece's part of the
-        // body may have come through a read buffer; with the piece gone, all that arrived together with the head
-        // would (the whole body, in one write over loopback).
+        // body's memory. Provided the first read holds the whole head (here one write over loopback, far below
+        // Qt's read buffer), in one read or several, no more than the piece's part of the body may have come
+        // through a read buffer; with the piece gone, all that arrived together with the head would.
         const qint64 inPlace = m_requests.first()->bodyBytesInPlace;
         QVERIFY(inPlace >= 0 && inPlace <= body.size());
         const qsizetype piece = 4 * 1024;
