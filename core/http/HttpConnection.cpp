@@ -160,8 +160,8 @@ void HttpConnection::onReadyRead()
     // A new request with more than its head waiting: its head first, in a piece of its own. Once the head is
     // parsed the body has its space, and the rest of it goes there from Qt's buffer in one copy; read with the
     // head (readAll) it would be copied out of Qt's buffer, then again into the body (onBody), 40 KiB each for a
-    // Codex turn. A head longer than the piece (or ending at its end) gets no body space from it and is read on
-    // below as before; a request that ends inside the piece leaves the piece's rest in the inbox, ahead of what
+    // Codex turn. A head longer than the piece is read on below with what follows it, whose body bytes are
+    // copied twice as before; a request that ends inside the piece leaves the piece's rest in the inbox, ahead of what
     // readAll() adds to it.
     if (!m_closing && !m_active && !m_building && m_inbox.isEmpty() && m_body.isEmpty() &&
         m_socket->bytesAvailable() > kHeadPieceBytes) {
@@ -244,6 +244,7 @@ void HttpConnection::dispatchCompleted()
     request->contentEncoding = request->header("content-encoding");
     BodyDecodeResult decoded = decodeContentEncoding(request->contentEncoding, m_body, m_config.maxBodyBytes);
     m_body.clear();
+    m_bodyReserved = false;
     switch (decoded.status) {
     case BodyDecodeResult::Ok:
         break;

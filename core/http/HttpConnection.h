@@ -99,6 +99,7 @@ private:
     void processInbox();
     bool readBodyInPlace();
     void setDirectBodyRead(bool on);
+    void reserveBody(qsizetype contentLength);
     // What Qt may read from the socket into its own buffer per wake-up (a maximal request head fits).
     static constexpr qint64 kQtReadBufferBytes = 64 * 1024;
     void dispatchCompleted();
@@ -130,6 +131,8 @@ private:
     bool m_lastWasValue = false;
     qint64 m_headerBytes = 0;
     QByteArray m_body;
+    // m_body has the space of a body of known length (reserveBody()), empty or not.
+    bool m_bodyReserved = false;
     // Bytes readBodyInPlace() put at the end of m_body that http_parser has yet to report through onBody().
     qsizetype m_inPlacePending = 0;
     // A large body is being received straight from the socket into m_body.

@@ -70,6 +70,7 @@ int HttpConnection::onMessageBegin()
     m_lastWasValue = false;
     m_headerBytes = 0;
     m_body.clear();
+    m_bodyReserved = false;
     m_messageComplete = false;
     return 0;
 }
@@ -181,16 +182,40 @@ int HttpConnection::onHeadersComplete()
         queueOutput("HTTP/1.1 100 Continue\r\n\r\n");
     if (m_config.headObserver)
         m_config.headObserver(r);
+    if (!chunked && m_parser->content_length != ULLONG_MAX && m_parser->content_length > 0)
+        reserveBody(qsizetype(m_parser->content_length));
     return 0;
+}
+
+void HttpConnection::reserveBody(qsizetype contentLength)
+{
+    // The body's space, taken as soon as its length is known: its first bytes already go there in one copy
+    // (readBodyInPlace()), also when the client wrote its head on its own and they come in a later read.
+    // Taken at the first body byte instead, those of the read that brings it would first be copied out of Qt's
+    // buffer (readAll()), then again into the body (onBody()). The space is address space only until the body
+    // is written into it, as it was when one body byte was enough to take it; onHeadersComplete already
+    // refused a length above the maximum.
+    const qsizetype bytes = contentLength + kBodySlack;
+    // A large body goes where the previous one was (its pages are there already), if it fits; a new one gets a
+    // little more room, for the next turn of a growing conversation (LargeBufferPool). One exact allocation
+    // instead of repeated growth (and its slack kept for the whole turn).
+    m_body = LargeBufferPool::local().takeBuffer(bytes);
+    if (m_body.isNull()) {
+        m_body.reserve(LargeBufferPool::roomFor(bytes));
+        adviseLargeBuffer(m_body.data(), m_body.capacity());
+    }
+    m_bodyReserved = true;
+    if (quint64(contentLength) >= kDirectReadMinBodyBytes)
+        setDirectBodyRead(true);
 }
 
 bool HttpConnection::readBodyInPlace()
 {
-    // The rest of a body whose length is known and whose space onBody() reserved: read from the socket straight
+    // The rest of a body whose length is known and whose space reserveBody() took: read from the socket straight
     // into that space, and let http_parser account for the bytes where they lie. readAll() would first copy
     // them into a fresh buffer of their own, and onBody() again into the body: for a 10 MiB upload that is
     // 10 MiB more copying and a page fault per 4 KiB of the fresh buffer.
-    if (m_closing || m_active || !m_building || !m_inbox.isEmpty() || m_body.isEmpty() ||
+    if (m_closing || m_active || !m_building || !m_inbox.isEmpty() || !m_bodyReserved ||
         (m_parser->flags & F_CHUNKED) || m_parser->content_length == ULLONG_MAX || m_parser->content_length == 0)
         return false;
     const qsizetype at = m_body.size();
@@ -242,23 +267,7 @@ int HttpConnection::onBody(const char *at, size_t length)
         if (m_body.size() + qint64(length) > m_config.maxBodyBytes)
             return reject(413, "invalid_request_error", "request_too_large",
                           QStringLiteral("request body exceeds %1 bytes").arg(m_config.maxBodyBytes));
-        if (m_body.isEmpty() && m_parser->content_length != ULLONG_MAX && !(m_parser->flags & F_CHUNKED)) {
-            // http_parser counts content_length down as it delivers the body: this is what is left, this
-            // callback's bytes included. One exact allocation instead of repeated growth (and its slack kept
-            // for the whole turn); onHeadersComplete already refused anything above the maximum.
-            const qsizetype bytes =
-                qsizetype(qMin<quint64>(m_parser->content_length + length, quint64(m_config.maxBodyBytes))) +
-                qsizetype(kBodySlack);
-            // A large body goes where the previous one was (its pages are there already), if it fits; a new
-            // one gets a little more room, for the next turn of a growing conversation (LargeBufferPool).
-            m_body = LargeBufferPool::local().takeBuffer(bytes);
-            if (m_body.isNull()) {
-                m_body.reserve(LargeBufferPool::roomFor(bytes));
-                adviseLargeBuffer(m_body.data(), m_body.capacity());
-            }
-            if (m_parser->content_length >= kDirectReadMinBodyBytes)
-                setDirectBodyRead(true);
-        }
+        // A body of known length has its space already (reserveBody()); a chunked one grows as it comes.
         m_body.append(at, qsizetype(length));
     }
     if (m_config.requestTimeoutMs > 0)
