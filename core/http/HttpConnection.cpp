@@ -5,11 +5,13 @@
 #include "http/WriteCoalescer.h"
 #include "util/Clock.h"
 #include "util/EpollEventDispatcher.h"
+#include "util/LargeBufferPool.h"
 #include "util/SocketIo.h"
 
 #include <QPointer>
 #include <QTcpSocket>
 #include <http_parser.h>
+#include <utility>
 
 #ifdef Q_OS_WIN
 #include <winsock2.h>
@@ -409,6 +411,11 @@ void HttpConnection::beginClose()
     m_requestTimer.stop();
     m_headerTimer.stop();
     m_inbox.clear();
+    // A request still being read is never dispatched now: its body's memory (taken with its head, up to the
+    // body limit) goes back at once, to this thread's pool if it keeps large buffers, not at the teardown, up to
+    // requestTimeoutMs or lingerMs later. (A dispatched request's body left m_body in dispatchCompleted.)
+    LargeBufferPool::local().giveBack(std::exchange(m_body, QByteArray()));
+    m_bodyReserved = false;
     // A client that never reads what is left must not keep the connection forever.
     m_closeTimer.start(qMax(m_config.requestTimeoutMs, m_config.lingerMs));
     maybeHalfClose();

@@ -182,7 +182,9 @@ int HttpConnection::onHeadersComplete()
         queueOutput("HTTP/1.1 100 Continue\r\n\r\n");
     if (m_config.headObserver)
         m_config.headObserver(r);
-    if (!chunked && m_parser->content_length != ULLONG_MAX && m_parser->content_length > 0)
+    // CONNECT: http_parser ends the message with its head, whatever its Content-Length says.
+    if (!chunked && m_parser->method != HTTP_CONNECT && m_parser->content_length != ULLONG_MAX &&
+        m_parser->content_length > 0)
         reserveBody(qsizetype(m_parser->content_length));
     return 0;
 }
@@ -192,9 +194,9 @@ void HttpConnection::reserveBody(qsizetype contentLength)
     // The body's space, taken as soon as its length is known: its first bytes already go there in one copy
     // (readBodyInPlace()), also when the client wrote its head on its own and they come in a later read.
     // Taken at the first body byte instead, those of the read that brings it would first be copied out of Qt's
-    // buffer (readAll()), then again into the body (onBody()). The space is address space only until the body
-    // is written into it, as it was when one body byte was enough to take it; onHeadersComplete already
-    // refused a length above the maximum.
+    // buffer (readAll()), then again into the body (onBody()). A fresh allocation is address space only until
+    // the body is written into it (a buffer from the pool is resident already), as it was when one body byte
+    // was enough to take it; onHeadersComplete already refused a length above the maximum.
     const qsizetype bytes = contentLength + kBodySlack;
     // A large body goes where the previous one was (its pages are there already), if it fits; a new one gets a
     // little more room, for the next turn of a growing conversation (LargeBufferPool). One exact allocation

@@ -293,11 +293,12 @@ private slots:
 
     void aHeadWrittenOnItsOwnThenItsBody()
     {
-        // A client that writes its head, then its body (as Node's HTTP clients do): the body's space is taken
-        // once the head is parsed (HttpConnection::reserveBody), so every body byte, the first read's included,
-        // goes from Qt's buffer straight into it; taken at the first body byte, the first read's bytes (up to
-        // 64 KiB, the whole of a Codex body) would be copied twice. The body must still arrive whole and once,
-        // and the next request on the connection must find no space of this one.
+        // A client that writes its head, then its body (httpx, under the openai Python SDK, sends them in
+        // separate calls): the body's space is taken once the head is parsed (HttpConnection::reserveBody), so
+        // every body byte, the first read's included, goes from Qt's buffer straight into it; taken at the first
+        // body byte, the first read's bytes (up to 64 KiB, the whole of a Codex body) would be copied twice. The
+        // body must still arrive whole and once, and the next request on the connection must be read and
+        // answered as usual.
         QFETCH(int, bodyBytes);
         bool headSeen = false;
         m_server->setHeadObserver([&headSeen](const HttpRequest &) { headSeen = true; });
@@ -317,6 +318,32 @@ private slots:
         QCOMPARE(m_requests.size(), 2);
         QCOMPARE(m_requests.first()->bodyBytesInPlace, qint64(body.size()));
         QCOMPARE(m_requests.last()->wireBodyBytes, qint64(2));
+    }
+
+    void aBodyCutShortGivesItsMemoryBackWhenTheCloseBegins()
+    {
+        // A body that stops coming is answered 408 and its connection lingers before it is torn down. The body's
+        // space, taken with its head (1 MiB here), must go back when the close begins (to the thread's pool,
+        // which keeps it), not with the connection up to the linger later.
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.clear();
+        pool.setKeeping(true);
+        const auto stopKeeping = qScopeGuard([&pool] {
+            pool.setKeeping(false);
+            pool.clear();
+        });
+        m_server->setRequestTimeoutMs(150);
+        m_server->setLingerMs(10 * 1000);
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        client.send("POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: " + QByteArray::number(1024 * 1024) + "\r\n\r\n" +
+                    patternedBody(300 * 1024, 5, 509));
+        const std::optional<RawResponse> r = client.readResponse(3000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 408);
+        QCOMPARE(pool.buffersKept(), 1);
+        QVERIFY(pool.bytesKept() >= 1024 * 1024);
+        QVERIFY(m_requests.isEmpty());
     }
 
     void aLargeBodyGoesIntoTheMemoryTheLastOneGaveBack()
