@@ -346,6 +346,32 @@ private slots:
         QVERIFY(m_requests.isEmpty());
     }
 
+    void aConnectRequestTakesNoBodySpace()
+    {
+        // http_parser ends a CONNECT request with its head, whatever its Content-Length says: no body comes, so
+        // no space may be taken for one. Taken, it would be a large buffer out of the thread's pool (here the one
+        // kept), lost with the empty body.
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.clear();
+        pool.setKeeping(true);
+        const auto stopKeeping = qScopeGuard([&pool] {
+            pool.setKeeping(false);
+            pool.clear();
+        });
+        QByteArray kept; // the room a 1 MiB body would take (its length and the scan's slack of 64 bytes)
+        kept.reserve(LargeBufferPool::roomFor(1024 * 1024 + 64));
+        pool.giveBack(std::move(kept));
+        QCOMPARE(pool.buffersKept(), 1);
+        RawHttpClient client;
+        QVERIFY(client.connectTo(m_server->serverPort()));
+        client.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nContent-Length: " +
+                    QByteArray::number(1024 * 1024) + "\r\n\r\n");
+        QTRY_COMPARE(m_requests.size(), 1);
+        QCOMPARE(m_requests.first()->method, QByteArray("CONNECT"));
+        QVERIFY(m_requests.first()->body.isEmpty());
+        QCOMPARE(pool.buffersKept(), 1);
+    }
+
     void aLargeBodyGoesIntoTheMemoryTheLastOneGaveBack()
     {
         // LargeBufferPool: the next large body is received in place into the memory the previous one's
