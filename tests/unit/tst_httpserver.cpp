@@ -83,6 +83,18 @@ private:
         response->sendFull(200, "application/octet-stream", request->body);
     }
 
+    // The thread's pool of large buffers, emptied and keeping them until the returned guard goes.
+    static auto keepingLargeBuffers()
+    {
+        LargeBufferPool &pool = LargeBufferPool::local();
+        pool.clear();
+        pool.setKeeping(true);
+        return qScopeGuard([&pool] {
+            pool.setKeeping(false);
+            pool.clear();
+        });
+    }
+
     RawResponse roundTrip(RawHttpClient &client, const QByteArray &bytes)
     {
         client.send(bytes);
@@ -325,13 +337,8 @@ private slots:
         // A body that stops coming is answered 408 and its connection lingers before it is torn down. The body's
         // space, taken with its head (1 MiB here), must go back when the close begins (to the thread's pool,
         // which keeps it), not with the connection up to the linger later.
+        const auto keeping = keepingLargeBuffers();
         LargeBufferPool &pool = LargeBufferPool::local();
-        pool.clear();
-        pool.setKeeping(true);
-        const auto stopKeeping = qScopeGuard([&pool] {
-            pool.setKeeping(false);
-            pool.clear();
-        });
         m_server->setRequestTimeoutMs(150);
         m_server->setLingerMs(10 * 1000);
         RawHttpClient client;
@@ -351,13 +358,8 @@ private slots:
         // http_parser ends a CONNECT request with its head, whatever its Content-Length says: no body comes, so
         // no space may be taken for one. Taken, it would be a large buffer out of the thread's pool (here the one
         // kept), lost with the empty body.
+        const auto keeping = keepingLargeBuffers();
         LargeBufferPool &pool = LargeBufferPool::local();
-        pool.clear();
-        pool.setKeeping(true);
-        const auto stopKeeping = qScopeGuard([&pool] {
-            pool.setKeeping(false);
-            pool.clear();
-        });
         QByteArray kept; // the room a 1 MiB body would take (its length and the scan's slack of 64 bytes)
         kept.reserve(LargeBufferPool::roomFor(1024 * 1024 + 64));
         pool.giveBack(std::move(kept));
