@@ -11,7 +11,8 @@
 # Environment: BENCH_TURN_SECONDS (measured seconds, default 30), BENCH_EVENTS, BENCH_DELAY_MS, BENCH_ECHO_BYTES
 # (bytes of instructions each response object repeats, default 0; bench/README.md), BENCH_LOG_ROWS (request-log
 # rows `sy-bench-db fill` writes into each data dir before serve starts, default 0), BENCH_KEEP=1
-# (keep the temp dir: its cg-N.PID.1-TT files are callgrind profiles for callgrind_annotate).
+# (keep the temp dir: its cg-N.PID.1-TT files are callgrind profiles for callgrind_annotate),
+# BENCH_CALLGRIND_ARGS (more callgrind options, e.g. --separate-callers3=malloc to tell malloc's callers apart).
 # Nothing here asserts anything; it prints one block per binary and, for two or more, each total as a ratio
 # to the first binary's.
 set -euo pipefail
@@ -75,7 +76,8 @@ for SY in "${BINS[@]}"; do
         "$DBTOOL" fill "$data/switchyard.sqlite" "$LOG_ROWS" >/dev/null
     fi
     out="$WORK/cg-$n"
-    "${env_args[@]}" valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
+    # shellcheck disable=SC2086 # BENCH_CALLGRIND_ARGS is a list of options
+    "${env_args[@]}" valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes ${BENCH_CALLGRIND_ARGS:-} \
         --callgrind-out-file="$out.%p" "$SY" serve --listen "127.0.0.1:$port" >"$WORK/serve-$n.out" \
         2>"$WORK/serve-$n.err" &
     pid=$!

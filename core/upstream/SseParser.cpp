@@ -80,9 +80,25 @@ void SseParser::feed(QByteArrayView bytes)
     }
 }
 
+QByteArray SseParser::knownType(QByteArrayView value)
+{
+    // A stream names few types (deltas, then a handful of others): each is kept once and handed out shared, not
+    // copied into a new array for every event.
+    for (const QByteArray &known : m_knownTypes) {
+        if (known == value)
+            return known;
+    }
+    QByteArray type = value.toByteArray();
+    if (value.size() <= kMaxKnownTypeBytes) {
+        m_knownTypes[m_nextKnownType] = type;
+        m_nextKnownType = (m_nextKnownType + 1) % int(std::size(m_knownTypes));
+    }
+    return type;
+}
+
 void SseParser::appendToLine(QByteArrayView bytes)
 {
-    if (m_line.size() + m_data.size() + bytes.size() > m_maxPendingBytes) {
+    if (m_line.size() + pendingDataSize() + bytes.size() > m_maxPendingBytes) {
         m_overflowed = true;
         m_line.clear();
         m_data.clear();
@@ -121,17 +137,25 @@ void SseParser::processLine(QByteArrayView line)
     m_fieldsPending = true;
 
     if (field == "data") {
-        if (m_data.size() + value.size() + 1 > m_maxPendingBytes) {
+        if (pendingDataSize() + value.size() + 1 > m_maxPendingBytes) {
             m_overflowed = true;
             m_data.clear();
             return;
         }
-        if (m_hasData)
+        if (m_hasData) {
             m_data.append('\n');
+        } else if (m_data.capacity() > kKeepDataCapacity) {
+            m_data = QByteArray(); // a large event's data must not pin its size for the rest of the stream
+        } else {
+            // Still the previous event's data (dispatch() shares it with its item): once the item is taken and
+            // done with, the usual case when one read brings one event, this reuses its storage; while the item
+            // is alive it detaches, as a fresh array would allocate.
+            m_data.resize(0);
+        }
         m_data.append(value);
         m_hasData = true;
     } else if (field == "event") {
-        m_eventType = value.toByteArray();
+        m_eventType = knownType(value);
     } else if (field == "id") {
         // An id containing NUL is ignored by definition (it could not be sent back in Last-Event-ID).
         if (!value.contains('\0'))
@@ -151,7 +175,7 @@ void SseParser::dispatch()
     Item item;
     item.kind = Item::Kind::Event;
     item.event.event = std::exchange(m_eventType, QByteArray());
-    item.event.data = std::exchange(m_data, QByteArray());
+    item.event.data = m_data; // shared: the next data line reuses or drops m_data (processLine())
     item.event.id = m_lastEventId;
     m_hasData = false;
     m_items.push_back(std::move(item));

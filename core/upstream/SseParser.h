@@ -81,6 +81,12 @@ private:
     void dispatch();
     void appendToLine(QByteArrayView bytes);
     void resetStream();
+    // The event type `value` names, shared with the earlier events of that type.
+    QByteArray knownType(QByteArrayView value);
+    qsizetype pendingDataSize() const { return m_hasData ? m_data.size() : 0; }
+
+    static constexpr qsizetype kKeepDataCapacity = 4096;
+    static constexpr qsizetype kMaxKnownTypeBytes = 64;
 
     qsizetype m_maxPendingBytes;
     std::deque<Item> m_items;
@@ -91,6 +97,10 @@ private:
     bool m_bomDone = false;
 
     QByteArray m_eventType;
+    QByteArray m_knownTypes[8];
+    int m_nextKnownType = 0;
+    // The data lines of the event being read (m_hasData), or else the last dispatched event's data, kept for
+    // its storage.
     QByteArray m_data;
     bool m_hasData = false;
     bool m_fieldsPending = false; // a field line arrived since the last blank line

@@ -54,10 +54,16 @@ int EpollEventDispatcher::State::prepareGlib(gint *priority, int *timeoutMs)
         glibFds.resize(size_t(n));
         n = g_main_context_query(glib, *priority, &glibTimeout, glibFds.data(), n);
     }
-    std::vector<std::pair<int, quint32>> wanted;
-    for (int i = 0; i < n; ++i)
-        wanted.emplace_back(glibFds[size_t(i)].fd, quint32(glibFds[size_t(i)].events)); // G_IO_* == EPOLL*
-    if (wanted != glibWatched) {
+    // Compared in place first: nearly every pass asks for what the last one did, and a list built for the
+    // comparison was an allocation per pass (one per streamed event under load).
+    bool same = size_t(n) == glibWatched.size();
+    for (int i = 0; same && i < n; ++i)
+        same = glibWatched[size_t(i)] ==
+               std::pair<int, quint32>(glibFds[size_t(i)].fd, quint32(glibFds[size_t(i)].events));
+    if (!same) {
+        std::vector<std::pair<int, quint32>> wanted;
+        for (int i = 0; i < n; ++i)
+            wanted.emplace_back(glibFds[size_t(i)].fd, quint32(glibFds[size_t(i)].events)); // G_IO_* == EPOLL*
         for (const auto &[fd, events] : glibWatched) {
             if (std::find_if(wanted.begin(), wanted.end(), [fd = fd](const auto &w) { return w.first == fd; }) ==
                 wanted.end())

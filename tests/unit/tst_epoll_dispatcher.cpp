@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <atomic>
 #include <functional>
+#include <glib-unix.h>
 #include <glib.h> // the build requires GLib on Linux, the only platform with this dispatcher
 #include <memory>
 #include <netinet/in.h>
@@ -97,6 +98,7 @@ private slots:
     void deleteLaterRunsBackInTheLoop();
     void glibSourcesOfThisThreadAreDispatched();
     void glibWorkFromAnotherThreadWakesTheLoop();
+    void aGlibDescriptorAddedLaterIsWatched();
 };
 
 void TestEpollDispatcher::isTheDispatcherOfThisThread()
@@ -645,6 +647,44 @@ void TestEpollDispatcher::glibWorkFromAnotherThreadWakesTheLoop()
     QVERIFY(call.ran);
     QVERIFY(!timedOut);
     QCOMPARE(call.thread, QThread::currentThread());
+}
+
+namespace {
+gboolean pipeReadable(gint fd, GIOCondition, gpointer data)
+{
+    char c = 0;
+    if (::read(fd, &c, 1) == 1)
+        ++*static_cast<int *>(data);
+    return G_SOURCE_CONTINUE;
+}
+} // namespace
+
+// A GLib source with a descriptor of its own joins the context after the loop has run a while: the dispatcher
+// must see the context's descriptors change and watch the new one (red when a pass keeps the descriptors it
+// watched before without comparing them), and stop watching it once the source is gone.
+void TestEpollDispatcher::aGlibDescriptorAddedLaterIsWatched()
+{
+    GMainContext *context = g_main_context_get_thread_default();
+    QVERIFY(context);
+    QTest::qWait(20); // some passes with the context's usual descriptors
+    int fds[2];
+    QCOMPARE(::pipe(fds), 0);
+    int reads = 0;
+    GSource *source = g_unix_fd_source_new(fds[0], G_IO_IN);
+    g_source_set_callback(source, G_SOURCE_FUNC(pipeReadable), &reads, nullptr);
+    g_source_attach(source, context);
+    QTest::qWait(20);
+    QCOMPARE(::write(fds[1], "x", 1), ssize_t(1));
+    QTRY_COMPARE(reads, 1);
+    QCOMPARE(::write(fds[1], "y", 1), ssize_t(1));
+    QTRY_COMPARE(reads, 2);
+    g_source_destroy(source);
+    g_source_unref(source);
+    QCOMPARE(::write(fds[1], "z", 1), ssize_t(1));
+    QTest::qWait(50);
+    QCOMPARE(reads, 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
 }
 
 int main(int argc, char **argv)

@@ -114,6 +114,10 @@ private slots:
     void formatRoundTrips_data();
     void formatRoundTrips();
     void formatExactBytes();
+    void anEventKeptWhileTheNextIsReadStaysAsItWas();
+    void aTakenEventsStorageServesTheNextEvent();
+    void aDispatchedEventDoesNotCountTowardsTheBound();
+    void manyTypesEachKeepTheirName();
 };
 
 void TestSseParser::singleEvent()
@@ -372,6 +376,95 @@ void TestSseParser::formatExactBytes()
     parser.feed(sy::sseComment("keepalive"));
     QCOMPARE(parser.commentCount(), 1);
     QCOMPARE(parser.eventCount(), 0);
+}
+
+// The parser hands an event's data and type out shared with what it keeps (for the storage, and the type for the
+// next events of that type): a consumer that keeps an event must see it unchanged whatever comes next, in the
+// same read or a later one. The two events of one type share the type's storage (red when each event's type is
+// a copy of its own).
+void TestSseParser::anEventKeptWhileTheNextIsReadStaysAsItWas()
+{
+    SseParser parser;
+    parser.feed("event: response.output_text.delta\ndata: first\n\n");
+    const SseParser::Item first = parser.takeNext();
+    parser.feed("event: response.output_text.delta\ndata: second, longer\n\nevent: other\ndata: third\n\n");
+    const SseParser::Item second = parser.takeNext();
+    const SseParser::Item third = parser.takeNext();
+    QCOMPARE(first.event.data, QByteArray("first"));
+    QCOMPARE(second.event.data, QByteArray("second, longer"));
+    QCOMPARE(third.event.data, QByteArray("third"));
+    QCOMPARE(first.event.event, QByteArray("response.output_text.delta"));
+    QCOMPARE(second.event.event, QByteArray("response.output_text.delta"));
+    QCOMPARE(third.event.event, QByteArray("other"));
+    QCOMPARE(static_cast<const void *>(second.event.event.constData()),
+             static_cast<const void *>(first.event.event.constData()));
+    // Multi-line data of the next event, after an event kept from the same chunk.
+    parser.feed("data: a\n\ndata: b\ndata: c\n\n");
+    const SseParser::Item fourth = parser.takeNext();
+    const SseParser::Item fifth = parser.takeNext();
+    QCOMPARE(fourth.event.data, QByteArray("a"));
+    QCOMPARE(fifth.event.data, QByteArray("b\nc"));
+    QCOMPARE(first.event.data, QByteArray("first"));
+}
+
+// One event per read, each taken and dropped before the next read (a streamed turn): the next event's data goes
+// into the same storage. Red when every event's data is a new allocation: the array made meanwhile (as any other
+// work of the proxy thread would) takes the freed block, and the next event's data lands elsewhere.
+void TestSseParser::aTakenEventsStorageServesTheNextEvent()
+{
+    SseParser parser;
+    parser.feed("event: response.output_text.delta\ndata: {\"delta\":\"0123456789abcdef\"}\n\n");
+    const char *storage = nullptr;
+    qsizetype capacity = 0;
+    {
+        const SseParser::Item first = parser.takeNext();
+        storage = first.event.data.constData();
+        capacity = first.event.data.capacity();
+    }
+    QByteArray meanwhile; // as large as the first event's storage: it takes that block if the block was freed
+    meanwhile.reserve(capacity);
+    parser.feed("event: response.output_text.delta\ndata: {\"delta\":\"fedcba9876543210\"}\n\n");
+    const SseParser::Item second = parser.takeNext();
+    QCOMPARE(second.event.data, QByteArray("{\"delta\":\"fedcba9876543210\"}"));
+    QCOMPARE(static_cast<const void *>(second.event.data.constData()), static_cast<const void *>(storage));
+    QVERIFY(meanwhile.constData() != storage);
+}
+
+// The pending-bytes bound counts the event being read, not the storage kept from the last one. Red when the kept
+// data counts: 28 + 5 bytes are over 32.
+void TestSseParser::aDispatchedEventDoesNotCountTowardsTheBound()
+{
+    SseParser parser(32);
+    parser.feed(QByteArray("data: " + QByteArray(28, 'y') + "\n\n"));
+    QCOMPARE(parser.takeEvents().size(), 1);
+    parser.feed("data: abcd\n\n");
+    QVERIFY(!parser.overflowed());
+    const QList<SseEvent> events = parser.takeEvents();
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events[0].data, QByteArray("abcd"));
+}
+
+// More distinct types than the parser keeps, and one longer than it keeps at all, cycled: every event has its
+// own type's name.
+void TestSseParser::manyTypesEachKeepTheirName()
+{
+    QList<QByteArray> types;
+    for (int i = 0; i < 12; ++i)
+        types.append("type." + QByteArray::number(i));
+    types.append(QByteArray(100, 't'));
+    SseParser parser;
+    QList<QByteArray> expected;
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < types.size(); ++i) {
+            const QByteArray &type = types.at((i * 5 + round) % types.size());
+            parser.feed(QByteArray("event: " + type + "\ndata: " + QByteArray::number(i) + "\n\n"));
+            expected.append(type);
+        }
+    }
+    const QList<SseEvent> events = parser.takeEvents();
+    QCOMPARE(events.size(), expected.size());
+    for (qsizetype i = 0; i < events.size(); ++i)
+        QCOMPARE(events.at(i).event, expected.at(i));
 }
 
 QTEST_GUILESS_MAIN(TestSseParser)

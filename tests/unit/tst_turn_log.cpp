@@ -150,8 +150,8 @@ private slots:
     // The waiting models are bounded (as many as the store keeps retained writes): one more pushes the oldest out,
     // and that one, which no row took, is reported lost (counted in lostWrites()); its row is written without a
     // model, while the rows of the models still held take theirs. Red when the bound is off by one or the report
-    // is dropped. It leaves the process-wide map full of models no row took (any later fill in this binary would
-    // report a loss): keep it the last test.
+    // is dropped. The map is process-wide: the test ends by writing the rows of the models it left waiting, so that
+    // a later test's fills push out only taken models (and it checks that one more fill reports no loss).
     void theOldestWaitingModelIsPushedOutAndReportedLost()
     {
         const int bound = StoreWorker::kMaxRetainedWrites;
@@ -174,6 +174,37 @@ private slots:
         QVERIFY(writeRow(cancelledTurn(ids.at(bound))));
         QCOMPARE(modelOf(ids.at(bound)), QStringLiteral("model-%1").arg(bound));
         QCOMPARE(m_store->lostWrites(), lostBefore + 1);
+
+        // The rows of the models still waiting, submitted together (they group-commit), then one more fill: it
+        // pushes out the oldest entry, whose row took its model, so nothing is reported lost.
+        int pending = 0, failed = 0;
+        for (int i = 2; i < bound; ++i) {
+            ++pending;
+            writeRequestLog(m_store.get(), cancelledTurn(ids.at(i)), Settlement{}, this,
+                            [&](bool ok, const SettleOutcome &) {
+                                --pending;
+                                failed += ok ? 0 : 1;
+                            });
+        }
+        QVERIFY(QTest::qWaitFor([&] { return pending == 0; }, 120000));
+        QCOMPARE(failed, 0);
+        QCOMPARE(modelOf(ids.at(bound - 1)), QStringLiteral("model-%1").arg(bound - 1));
+        const QString extra = newRequestId(kStart + 1000 + bound + 1);
+        fillBookedModel(m_store.get(), extra, scanFound(QStringLiteral("extra")));
+        QVERIFY(writeRow(cancelledTurn(extra)));
+        QCOMPARE(modelOf(extra), QStringLiteral("extra"));
+        QCOMPARE(m_store->lostWrites(), lostBefore + 1);
+    }
+
+    // Runs after the bound's test (Qt Test keeps the declaration order): a fill and its row as usual, with no
+    // loss reported. Red when that test leaves models no row took in the process-wide map.
+    void aFillAfterTheBoundTestReportsNoLoss()
+    {
+        const QString id = newRequestId(kStart + 50000);
+        fillBookedModel(m_store.get(), id, scanFound(QStringLiteral("gpt-5-codex")));
+        QVERIFY(writeRow(cancelledTurn(id)));
+        QCOMPARE(modelOf(id), QStringLiteral("gpt-5-codex"));
+        QCOMPARE(m_store->lostWrites(), qint64(0));
     }
 };
 

@@ -11,26 +11,27 @@ void ResponseAccumulator::onEvent(const QByteArray &type, const QJsonObject &dat
 {
     if (m_terminal)
         return;
-    const QString t = type.isEmpty() ? data.value("type"_L1).toString() : QString::fromLatin1(type);
+    // Compared as bytes: a QString made of the type was an allocation and a conversion per streamed event.
+    const QByteArray t = type.isEmpty() ? data.value("type"_L1).toString().toUtf8() : type;
 
-    if (t == "response.output_item.done"_L1) {
+    if (t == "response.output_item.done") {
         if (m_summaryOnly)
             return;
         const QJsonValue index = data.value("output_index"_L1);
         // Without an index the item goes after everything seen so far, i.e. in arrival order.
         const int at = index.isDouble() ? index.toInt() : (m_doneItems.isEmpty() ? 0 : m_doneItems.lastKey() + 1);
         m_doneItems.insert(at, data.value("item"_L1).toObject());
-    } else if (t == "response.created"_L1 || t == "response.in_progress"_L1) {
+    } else if (t == "response.created" || t == "response.in_progress") {
         if (data.value("response"_L1).isObject())
             m_response = kept(data.value("response"_L1).toObject());
-    } else if (t == "response.completed"_L1 || t == "response.incomplete"_L1 || t == "response.failed"_L1) {
+    } else if (t == "response.completed" || t == "response.incomplete" || t == "response.failed") {
         m_terminal = true;
         m_response = kept(data.value("response"_L1).toObject());
         if (!m_response.value("status"_L1).isString())
-            m_response.insert(u"status"_s, t.mid(int(qstrlen("response."))));
-        if (t == "response.failed"_L1)
+            m_response.insert(u"status"_s, QString::fromLatin1(t.mid(qstrlen("response."))));
+        if (t == "response.failed")
             m_error = m_response.value("error"_L1).toObject();
-    } else if (t == "error"_L1) {
+    } else if (t == "error") {
         m_terminal = true;
         if (data.value("error"_L1).isObject()) {
             m_error = data.value("error"_L1).toObject();
