@@ -83,7 +83,9 @@ void SseParser::feed(QByteArrayView bytes)
 QByteArray SseParser::knownType(QByteArrayView value)
 {
     // A stream names few types (deltas, then a handful of others): each is kept once and handed out shared, not
-    // copied into a new array for every event.
+    // copied into a new array for every event. An empty value is not kept (it stays a non-null empty array).
+    if (value.isEmpty())
+        return value.toByteArray();
     for (const QByteArray &known : m_knownTypes) {
         if (known == value)
             return known;
@@ -144,12 +146,10 @@ void SseParser::processLine(QByteArrayView line)
         }
         if (m_hasData) {
             m_data.append('\n');
-        } else if (m_data.capacity() > kKeepDataCapacity) {
-            m_data = QByteArray(); // a large event's data must not pin its size for the rest of the stream
         } else {
-            // Still the previous event's data (dispatch() shares it with its item): once the item is taken and
-            // done with, the usual case when one read brings one event, this reuses its storage; while the item
-            // is alive it detaches, as a fresh array would allocate.
+            // Still the previous event's data, up to kKeepDataCapacity (dispatch() shares it with its item): once
+            // the item is taken and done with, the usual case when one read brings one event, this reuses its
+            // storage; while the item is alive it detaches, as a fresh array would allocate.
             m_data.resize(0);
         }
         m_data.append(value);
@@ -175,7 +175,9 @@ void SseParser::dispatch()
     Item item;
     item.kind = Item::Kind::Event;
     item.event.event = std::exchange(m_eventType, QByteArray());
-    item.event.data = m_data; // shared: the next data line reuses or drops m_data (processLine())
+    // Shared, and kept for the next event's data (processLine()); a large event's is given away, so that it is
+    // neither pinned for the rest of the stream nor counted twice against the pending-bytes bound.
+    item.event.data = m_data.capacity() > kKeepDataCapacity ? std::exchange(m_data, QByteArray()) : m_data;
     item.event.id = m_lastEventId;
     m_hasData = false;
     m_items.push_back(std::move(item));

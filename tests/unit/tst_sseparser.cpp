@@ -118,6 +118,7 @@ private slots:
     void aTakenEventsStorageServesTheNextEvent();
     void aDispatchedEventDoesNotCountTowardsTheBound();
     void manyTypesEachKeepTheirName();
+    void aLargeEventsStorageIsNotKept();
 };
 
 void TestSseParser::singleEvent()
@@ -465,6 +466,20 @@ void TestSseParser::manyTypesEachKeepTheirName()
     QCOMPARE(events.size(), expected.size());
     for (qsizetype i = 0; i < events.size(); ++i)
         QCOMPARE(events.at(i).event, expected.at(i));
+}
+
+// An event's data above 4 KiB goes with the event: the parser keeps no storage of that size for the rest of the
+// stream (nor holds it beside the next event's data, against the pending-bytes bound). Red when it is kept: the
+// next small event's data lands in the large storage.
+void TestSseParser::aLargeEventsStorageIsNotKept()
+{
+    SseParser parser;
+    parser.feed(QByteArray("data: " + QByteArray(6000, 'z') + "\n\n"));
+    QCOMPARE(parser.takeEvents().at(0).data.size(), 6000);
+    parser.feed("data: small\n\n");
+    const QList<SseEvent> events = parser.takeEvents();
+    QCOMPARE(events.at(0).data, QByteArray("small"));
+    QVERIFY2(events.at(0).data.capacity() < 4096, QByteArray::number(events.at(0).data.capacity()).constData());
 }
 
 QTEST_GUILESS_MAIN(TestSseParser)

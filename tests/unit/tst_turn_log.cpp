@@ -13,6 +13,7 @@
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+#include <memory>
 
 using namespace sy;
 
@@ -175,35 +176,43 @@ private slots:
         QCOMPARE(modelOf(ids.at(bound)), QStringLiteral("model-%1").arg(bound));
         QCOMPARE(m_store->lostWrites(), lostBefore + 1);
 
-        // The rows of the models still waiting, submitted together (they group-commit), then one more fill: it
-        // pushes out the oldest entry, whose row took its model, so nothing is reported lost.
-        int pending = 0, failed = 0;
+        // The rows of the models still waiting, submitted together (they group-commit), then two more fills: they
+        // push out the two oldest entries (ids 1 and 2), whose rows took their models, so nothing is reported lost.
+        // (Without the rows, id 2's model would be reported lost.) The callbacks go with `guard` if the wait fails.
+        auto counts = std::make_shared<std::pair<int, int>>(0, 0); // pending, failed
+        QObject guard;
         for (int i = 2; i < bound; ++i) {
-            ++pending;
-            writeRequestLog(m_store.get(), cancelledTurn(ids.at(i)), Settlement{}, this,
-                            [&](bool ok, const SettleOutcome &) {
-                                --pending;
-                                failed += ok ? 0 : 1;
+            ++counts->first;
+            writeRequestLog(m_store.get(), cancelledTurn(ids.at(i)), Settlement{}, &guard,
+                            [counts](bool ok, const SettleOutcome &) {
+                                --counts->first;
+                                counts->second += ok ? 0 : 1;
                             });
         }
-        QVERIFY(QTest::qWaitFor([&] { return pending == 0; }, 120000));
-        QCOMPARE(failed, 0);
+        QVERIFY(QTest::qWaitFor([&] { return counts->first == 0; }, 120000));
+        QCOMPARE(counts->second, 0);
         QCOMPARE(modelOf(ids.at(bound - 1)), QStringLiteral("model-%1").arg(bound - 1));
-        const QString extra = newRequestId(kStart + 1000 + bound + 1);
-        fillBookedModel(m_store.get(), extra, scanFound(QStringLiteral("extra")));
-        QVERIFY(writeRow(cancelledTurn(extra)));
-        QCOMPARE(modelOf(extra), QStringLiteral("extra"));
+        for (int extra = 1; extra <= 2; ++extra) {
+            const QString id = newRequestId(kStart + 1000 + bound + extra);
+            fillBookedModel(m_store.get(), id, scanFound(QStringLiteral("extra-%1").arg(extra)));
+            QVERIFY(writeRow(cancelledTurn(id)));
+            QCOMPARE(modelOf(id), QStringLiteral("extra-%1").arg(extra));
+        }
         QCOMPARE(m_store->lostWrites(), lostBefore + 1);
     }
 
-    // Runs after the bound's test (Qt Test keeps the declaration order): a fill and its row as usual, with no
-    // loss reported. Red when that test leaves models no row took in the process-wide map.
+    // Runs after the bound's test (Qt Test keeps the declaration order): three fills and their rows as usual, with
+    // no loss reported. They push out the map's three oldest entries, so this is red when that test leaves
+    // models no row took (without its rows at the end, or without any of its clean-up: then the second fill here
+    // pushes out its id 2).
     void aFillAfterTheBoundTestReportsNoLoss()
     {
-        const QString id = newRequestId(kStart + 50000);
-        fillBookedModel(m_store.get(), id, scanFound(QStringLiteral("gpt-5-codex")));
-        QVERIFY(writeRow(cancelledTurn(id)));
-        QCOMPARE(modelOf(id), QStringLiteral("gpt-5-codex"));
+        for (int i = 0; i < 3; ++i) {
+            const QString id = newRequestId(kStart + 50000 + i);
+            fillBookedModel(m_store.get(), id, scanFound(QStringLiteral("gpt-5-codex")));
+            QVERIFY(writeRow(cancelledTurn(id)));
+            QCOMPARE(modelOf(id), QStringLiteral("gpt-5-codex"));
+        }
         QCOMPARE(m_store->lostWrites(), qint64(0));
     }
 };
