@@ -3,6 +3,7 @@
 #include "api/RequestScanThread.h"
 #include "api/TurnLog.h"
 #include "api/UpstreamHeaders.h"
+#include "api/translate/ResponseEventType.h"
 #include "http/HttpResponse.h"
 #include "routing/Cooldown.h"
 #include "store/StoreWorker.h"
@@ -382,12 +383,13 @@ void Turn::onEvent(const SseEvent &event)
     if (!m_marks.firstByteRecorded())
         m_marks.eventArrived();
     const QByteArray &type = event.event;
+    const ResponseEventType kind = responseEventType(type);
     QJsonObject data;
     // Only what the sink or the turn reads is parsed: deltas and the done events of a pass-through stream
     // go by as bytes. The turn itself reads errors (failover before the first event, the logged error code)
     // and codex.rate_limits (quota usage).
-    const bool needsParse = m_sink->needsEventData(type) || type == "error" || type == "response.failed" ||
-                            type == "codex.rate_limits";
+    const bool needsParse = m_sink->needsEventData(type) || kind == ResponseEventType::Error ||
+                            kind == ResponseEventType::Failed || kind == ResponseEventType::RateLimits;
     if (needsParse)
         data = m_sink->eventData(type, event.data);
 
@@ -398,7 +400,7 @@ void Turn::onEvent(const SseEvent &event)
     }
     if (!m_forwardedEvent) {
         // The first real event: the response has started on this account; no failover from here on.
-        if (type == "error" || type == "response.failed") {
+        if (kind == ResponseEventType::Error || kind == ResponseEventType::Failed) {
             const FailureInfo f = classifyStreamError(data, m_s.clock->nowMs());
             if (f.cls == FailureClass::RateLimited || f.cls == FailureClass::QuotaExceeded ||
                 f.cls == FailureClass::Transient) {
@@ -422,17 +424,18 @@ void Turn::onEvent(const SseEvent &event)
         m_budget.onEvent();
     }
 
-    if (type == "codex.rate_limits") {
+    if (kind == ResponseEventType::RateLimits) {
         if (auto u = usageFromRateLimitsEvent(data, m_s.clock->nowMs()))
             m_s.pool->recordUsage(m_accountId, *u);
     }
     const QByteArray bytes = m_sink->onEvent(type, event.data, data);
-    if (type == "response.created")
+    if (kind == ResponseEventType::Created)
         rememberAnchor();
 
-    if (isTerminalEventType(type)) {
+    if (isTerminalResponseEvent(kind)) {
         m_sawTerminal = true;
-        const QString status = type == "response.failed" ? QStringLiteral("failed") : QStringLiteral("completed");
+        const QString status =
+            kind == ResponseEventType::Failed ? QStringLiteral("failed") : QStringLiteral("completed");
         if (status == QLatin1String("failed"))
             m_errorCode = data.value(QLatin1String("response")).toObject().value(QLatin1String("error")).toObject()
                               .value(QLatin1String("code")).toString(QStringLiteral("response_failed"));

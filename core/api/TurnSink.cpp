@@ -2,6 +2,7 @@
 
 #include "api/translate/ChatCompletionFromResponse.h"
 #include "api/translate/ResponseEventSummary.h"
+#include "api/translate/ResponseEventType.h"
 #include "upstream/SseParser.h"
 #include "util/Ids.h"
 
@@ -13,7 +14,7 @@ namespace sy {
 
 bool isTerminalEventType(const QByteArray &type)
 {
-    return type == "response.completed" || type == "response.failed" || type == "response.incomplete";
+    return isTerminalResponseEvent(responseEventType(type));
 }
 
 QJsonObject TurnSink::eventData(const QByteArray &, const QByteArray &rawData) const
@@ -102,8 +103,9 @@ public:
     // stay whole, the turn classifies them.
     QJsonObject eventData(const QByteArray &type, const QByteArray &rawData) const override
     {
-        if (type == "response.created" || type == "response.in_progress" || type == "response.completed" ||
-            type == "response.incomplete") {
+        const ResponseEventType kind = responseEventType(type);
+        if (kind == ResponseEventType::Created || kind == ResponseEventType::InProgress ||
+            kind == ResponseEventType::Completed || kind == ResponseEventType::Incomplete) {
             if (std::optional<QJsonObject> summary = responseEventSummary(rawData))
                 return *std::move(summary);
         }

@@ -2,8 +2,10 @@
 // read with simdjson instead of a whole QJsonDocument. Whatever it returns must leave a summary-only
 // ResponseAccumulator exactly where the full parse leaves it.
 
+#include "api/TurnSink.h"
 #include "api/translate/ResponseAccumulator.h"
 #include "api/translate/ResponseEventSummary.h"
+#include "api/translate/ResponseEventType.h"
 
 #include <QJsonDocument>
 #include <QtTest>
@@ -176,6 +178,104 @@ private slots:
         QCOMPARE(skipped.responseId, parsed.responseId);
         QVERIFY(skipped.usage == parsed.usage);
         QCOMPARE(skipped.terminal, parsed.terminal);
+    }
+
+    // responseEventType() tells a type by its length first: each name is found, and a type of the same length that
+    // differs in any one byte, or one a byte longer or shorter, is Other.
+    void eventTypesAreToldApart()
+    {
+        const QList<QPair<QByteArray, ResponseEventType>> names = {
+            {"error", ResponseEventType::Error},
+            {"response.failed", ResponseEventType::Failed},
+            {"response.created", ResponseEventType::Created},
+            {"codex.rate_limits", ResponseEventType::RateLimits},
+            {"response.completed", ResponseEventType::Completed},
+            {"response.incomplete", ResponseEventType::Incomplete},
+            {"response.in_progress", ResponseEventType::InProgress},
+            {"response.output_item.done", ResponseEventType::OutputItemDone}};
+        QSet<ResponseEventType> seen;
+        for (const auto &[name, kind] : names) {
+            QCOMPARE(responseEventType(name), kind);
+            seen.insert(kind);
+            for (qsizetype i = 0; i < name.size(); ++i) {
+                QByteArray changed = name;
+                changed[i] = char(changed[i] ^ 0x20); // "error" -> "Error", "." -> a NUL byte
+                QCOMPARE(responseEventType(changed), ResponseEventType::Other);
+            }
+            QCOMPARE(responseEventType(QByteArray(name + ' ')), ResponseEventType::Other);
+            QCOMPARE(responseEventType(name.chopped(1)), ResponseEventType::Other);
+        }
+        QCOMPARE(seen.size(), names.size());
+        for (const char *other : {"", "response.output_text.delta", "response.output_item.added", "codex.keepalive",
+                                  "response.queued", "message"})
+            QCOMPARE(responseEventType(other), ResponseEventType::Other);
+        QVERIFY(isTerminalResponseEvent(ResponseEventType::Completed));
+        QVERIFY(isTerminalResponseEvent(ResponseEventType::Incomplete));
+        QVERIFY(isTerminalResponseEvent(ResponseEventType::Failed));
+        QVERIFY(!isTerminalResponseEvent(ResponseEventType::Error)); // the turn ends it as a failure of its own
+        QVERIFY(!isTerminalResponseEvent(ResponseEventType::Created));
+    }
+
+    // Which events an accumulator needs parsed, by type, for a summary and for a whole response.
+    void usesDataByType_data()
+    {
+        QTest::addColumn<QByteArray>("type");
+        QTest::addColumn<bool>("summary");
+        QTest::addColumn<bool>("whole");
+        QTest::newRow("created") << QByteArray("response.created") << true << true;
+        QTest::newRow("in_progress") << QByteArray("response.in_progress") << true << true; // nothing kept yet
+        QTest::newRow("completed") << QByteArray("response.completed") << true << true;
+        QTest::newRow("incomplete") << QByteArray("response.incomplete") << true << true;
+        QTest::newRow("failed") << QByteArray("response.failed") << true << true;
+        QTest::newRow("error") << QByteArray("error") << true << true;
+        QTest::newRow("output_item.done") << QByteArray("response.output_item.done") << false << true;
+        QTest::newRow("rate_limits") << QByteArray("codex.rate_limits") << false << false;
+        QTest::newRow("delta") << QByteArray("response.output_text.delta") << false << false;
+        QTest::newRow("untyped") << QByteArray() << true << true; // the type is in the data
+    }
+    void usesDataByType()
+    {
+        QFETCH(QByteArray, type);
+        QFETCH(bool, summary);
+        QFETCH(bool, whole);
+        ResponseAccumulator s;
+        s.setSummaryOnly(true);
+        QCOMPARE(s.usesData(type), summary);
+        QCOMPARE(ResponseAccumulator().usesData(type), whole);
+        s.onEvent("response.completed", QJsonObject{{"response", QJsonObject{{"id", "resp_1"}}}});
+        QCOMPARE(s.usesData(type), type.isEmpty()); // a terminal accumulator takes nothing more
+    }
+
+    // The terminal events end the accumulator with their status (the response's own, else the type's); error
+    // ends it failed with the error's own fields.
+    void terminalEventsEndTheAccumulator_data()
+    {
+        QTest::addColumn<QByteArray>("type");
+        QTest::addColumn<QString>("status");
+        QTest::newRow("completed") << QByteArray("response.completed") << QStringLiteral("completed");
+        QTest::newRow("incomplete") << QByteArray("response.incomplete") << QStringLiteral("incomplete");
+        QTest::newRow("failed") << QByteArray("response.failed") << QStringLiteral("failed");
+        QTest::newRow("error") << QByteArray("error") << QStringLiteral("failed");
+        QTest::newRow("delta") << QByteArray("response.output_text.delta") << QString();
+        QTest::newRow("created") << QByteArray("response.created") << QString();
+    }
+    void terminalEventsEndTheAccumulator()
+    {
+        QFETCH(QByteArray, type);
+        QFETCH(QString, status);
+        ResponseAccumulator acc;
+        const QJsonObject error{{"code", "server_error"}, {"message", "boom"}};
+        acc.onEvent(type, QJsonObject{{"response", QJsonObject{{"id", "resp_1"}, {"error", error}}}, {"error", error}});
+        QCOMPARE(acc.terminal(), !status.isEmpty());
+        QCOMPARE(acc.status(), status);
+        QCOMPARE(acc.error().isEmpty(), status != QLatin1String("failed"));
+        QCOMPARE(isTerminalEventType(type), acc.terminal() && type != "error");
+        // Untyped: the type is read from the data.
+        ResponseAccumulator untyped;
+        untyped.onEvent(QByteArray(), QJsonObject{{"type", QString::fromLatin1(type)},
+                                                  {"response", QJsonObject{{"id", "resp_1"}, {"error", error}}},
+                                                  {"error", error}});
+        QCOMPARE(untyped.status(), status);
     }
 
     void notAJsonObjectIsLeftToTheFullParse()

@@ -1,5 +1,7 @@
 #include "api/translate/ResponseAccumulator.h"
 
+#include "api/translate/ResponseEventType.h"
+
 #include <QJsonArray>
 #include <algorithm>
 
@@ -13,25 +15,26 @@ void ResponseAccumulator::onEvent(const QByteArray &type, const QJsonObject &dat
         return;
     // Compared as bytes: a QString made of the type was an allocation and a conversion per streamed event.
     const QByteArray t = type.isEmpty() ? data.value("type"_L1).toString().toUtf8() : type;
+    const ResponseEventType kind = responseEventType(t);
 
-    if (t == "response.output_item.done") {
+    if (kind == ResponseEventType::OutputItemDone) {
         if (m_summaryOnly)
             return;
         const QJsonValue index = data.value("output_index"_L1);
         // Without an index the item goes after everything seen so far, i.e. in arrival order.
         const int at = index.isDouble() ? index.toInt() : (m_doneItems.isEmpty() ? 0 : m_doneItems.lastKey() + 1);
         m_doneItems.insert(at, data.value("item"_L1).toObject());
-    } else if (t == "response.created" || t == "response.in_progress") {
+    } else if (kind == ResponseEventType::Created || kind == ResponseEventType::InProgress) {
         if (data.value("response"_L1).isObject())
             m_response = kept(data.value("response"_L1).toObject());
-    } else if (t == "response.completed" || t == "response.incomplete" || t == "response.failed") {
+    } else if (isTerminalResponseEvent(kind)) {
         m_terminal = true;
         m_response = kept(data.value("response"_L1).toObject());
         if (!m_response.value("status"_L1).isString())
             m_response.insert(u"status"_s, QString::fromLatin1(t.mid(qstrlen("response."))));
-        if (t == "response.failed")
+        if (kind == ResponseEventType::Failed)
             m_error = m_response.value("error"_L1).toObject();
-    } else if (t == "error") {
+    } else if (kind == ResponseEventType::Error) {
         m_terminal = true;
         if (data.value("error"_L1).isObject()) {
             m_error = data.value("error"_L1).toObject();
@@ -54,10 +57,22 @@ bool ResponseAccumulator::usesData(const QByteArray &type) const
         return false;
     // A summary takes nothing from response.in_progress that response.created did not give (the id; the status
     // is read from the terminal event): once a response is kept, that parse is skipped.
-    if (type == "response.in_progress")
+    switch (responseEventType(type)) {
+    case ResponseEventType::InProgress:
         return !m_summaryOnly || m_response.isEmpty();
-    return type == "response.created" || type == "response.completed" || type == "response.incomplete" ||
-           type == "response.failed" || type == "error" || (!m_summaryOnly && type == "response.output_item.done");
+    case ResponseEventType::Created:
+    case ResponseEventType::Completed:
+    case ResponseEventType::Incomplete:
+    case ResponseEventType::Failed:
+    case ResponseEventType::Error:
+        return true;
+    case ResponseEventType::OutputItemDone:
+        return !m_summaryOnly;
+    case ResponseEventType::RateLimits:
+    case ResponseEventType::Other:
+        return false;
+    }
+    return false;
 }
 
 void ResponseAccumulator::dropAllButSummary()
