@@ -4,6 +4,7 @@
 #include "api/translate/ResponseEventSummary.h"
 #include "api/translate/ResponseEventType.h"
 #include "upstream/SseParser.h"
+#include "util/ByteAppend.h"
 #include "util/Ids.h"
 
 #include <QDateTime>
@@ -40,9 +41,10 @@ void formatSseInto(QByteArray &out, const QByteArray &type, const QByteArray &da
     if (out.capacity() > 1024)
         out = QByteArray(); // a big event (a finished item) must not pin its size for the rest of the stream
     out.resize(0);          // keeps the capacity unless the previous frame is still shared
-    if (!type.isEmpty())
-        out.append("event: ").append(type).append('\n');
-    out.append("data: ").append(data).append("\n\n");
+    if (type.isEmpty())
+        appendPieces(out, {"data: ", data, "\n\n"});
+    else
+        appendPieces(out, {"event: ", type, "\n", "data: ", data, "\n\n"});
 }
 
 QByteArray compactJson(const QJsonObject &o)

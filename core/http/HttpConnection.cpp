@@ -3,6 +3,7 @@
 #include "http/BodyDecoder.h"
 #include "http/HttpResponse.h"
 #include "http/WriteCoalescer.h"
+#include "util/ByteAppend.h"
 #include "util/Clock.h"
 #include "util/EpollEventDispatcher.h"
 #include "util/LargeBufferPool.h"
@@ -278,7 +279,7 @@ bool HttpConnection::queueOutput(QByteArrayView a, QByteArrayView b, QByteArrayV
         return false;
     if (a.isEmpty() && b.isEmpty() && c.isEmpty())
         return true;
-    m_out.append(a).append(b).append(c);
+    appendPieces(m_out, {a, b, c});
     if (m_out.size() >= kFlushNowBytes) {
         ++m_writeDepth;
         flushOutput();
