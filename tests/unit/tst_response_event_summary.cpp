@@ -199,13 +199,15 @@ private slots:
             seen.insert(kind);
             for (qsizetype i = 0; i < name.size(); ++i) {
                 QByteArray changed = name;
-                changed[i] = char(changed[i] ^ 0x20); // "error" -> "Error", "." -> a NUL byte
+                changed[i] = char(changed[i] ^ 0x20); // "error" -> "Error", "." -> 0x0E, "_" -> DEL
                 QCOMPARE(responseEventType(changed), ResponseEventType::Other);
             }
             QCOMPARE(responseEventType(QByteArray(name + ' ')), ResponseEventType::Other);
             QCOMPARE(responseEventType(name.chopped(1)), ResponseEventType::Other);
         }
         QCOMPARE(seen.size(), names.size());
+        QCOMPARE(responseEventType(QByteArray("err\0r", 5)), ResponseEventType::Other); // a NUL inside
+        QCOMPARE(responseEventType(QByteArray("error\0", 6)), ResponseEventType::Other);
         for (const char *other : {"", "response.output_text.delta", "response.output_item.added", "codex.keepalive",
                                   "response.queued", "message"})
             QCOMPARE(responseEventType(other), ResponseEventType::Other);

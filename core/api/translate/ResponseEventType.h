@@ -21,7 +21,8 @@ enum class ResponseEventType
 
 // Which of them `type` names: at most one comparison, since no two of them have the same length. A streamed turn
 // asks this of each event a few times; comparing the type with each name in turn was about 20 comparisons an
-// event, 6 % of the proxy thread's instructions (bench/HISTORY.md, "Event types told by their length").
+// event, most of the 6.5 % of the proxy thread's instructions that went to comparing bytes (bench/HISTORY.md,
+// "Event types told by their length").
 inline ResponseEventType responseEventType(QByteArrayView type) noexcept
 {
     const auto is = [type](QByteArrayView name, ResponseEventType t) {
