@@ -4,8 +4,9 @@
 
 namespace sy {
 
-// The Responses stream's event types that the proxy acts on (docs/PROTOCOL.md, "SSE events"); every other type
-// (the deltas, the added and done events of items and parts) is Other and goes by as bytes.
+// The Responses stream's event types that the proxy acts on (the upstream's SSE events, as the fake upstream in
+// tests/support sends them); every other type (the deltas, the added and done events of items and parts) is Other
+// and goes by as bytes.
 enum class ResponseEventType
 {
     Other,
