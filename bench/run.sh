@@ -92,21 +92,29 @@ ratio() { # A B -> A/B
 }
 sub() { if num "$1" && num "$2"; then calc "$1 - $2" 3; else echo "-"; fi; }
 
+# A port below the kernel's ephemeral range: one inside it can be taken between the choice and the bind (or
+# between two starts of serve on the same port) by the local end of any outgoing connection, the load's or the
+# proxies' own, and a listener's bind then fails (session 51 lost a run to it: nginx never answered).
 free_port() {
-    local p
+    local p low
+    low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "${low:-0}" -gt 12000 ] 2>/dev/null || low=32768
     for _ in $(seq 1 200); do
-        p=$(( 20000 + RANDOM % 30000 ))
+        p=$(( 10000 + RANDOM % (low - 10000) ))
         if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
     done
     echo "run.sh: no free port" >&2; exit 1
 }
 
-wait_http() { # URL: until it answers (any status) or 10 s
+wait_http() { # URL PID LOG: until URL answers (any status) or 10 s; stops at once if PID has exited
     for _ in $(seq 1 1000); do
         curl -s -o /dev/null --max-time 1 "$1" && return 0
+        if ! kill -0 "$2" 2>/dev/null; then
+            echo "run.sh: the server for $1 exited; the end of $3:" >&2; tail -n 5 "$3" >&2; exit 1
+        fi
         sleep 0.01
     done
-    echo "run.sh: $1 did not answer" >&2; exit 1
+    echo "run.sh: $1 did not answer within 10 s; the end of $3:" >&2; tail -n 5 "$3" >&2; exit 1
 }
 
 cpu_ticks() { # utime+stime of the given pids, in clock ticks
@@ -213,7 +221,7 @@ EOF
 "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/error.log" -g "daemon off;" \
     >"$WORK/nginx/stdout" 2>&1 &
 NGINX_PID=$!; PIDS+=("$NGINX_PID")
-wait_http "http://127.0.0.1:$NGINX_PORT/health"
+wait_http "http://127.0.0.1:$NGINX_PORT/health" "$NGINX_PID" "$WORK/nginx/error.log"
 nginx_pids() { echo "$NGINX_PID" $(pgrep -P "$NGINX_PID" || true); }
 
 # ---------------------------------------------------------------- switchyard
@@ -241,7 +249,11 @@ start_serve() { # DATA_DIR
     # env execs switchyard: $! is the server's own pid (RSS and CPU are read from it).
     "${SY_ENV[@]}" "$SY" serve --listen "127.0.0.1:$SY_PORT" >"$WORK/serve.out" 2>>"$WORK/serve.err" &
     SY_PID=$!; PIDS+=("$SY_PID")
-    for _ in $(seq 1 1000); do grep -q "serving on" "$WORK/serve.out" 2>/dev/null && return 0; sleep 0.01; done
+    for _ in $(seq 1 1000); do
+        grep -q "serving on" "$WORK/serve.out" 2>/dev/null && return 0
+        kill -0 "$SY_PID" 2>/dev/null || break
+        sleep 0.01
+    done
     echo "run.sh: switchyard serve did not start:" >&2; cat "$WORK/serve.err" >&2; exit 1
 }
 stop_serve() {
