@@ -59,6 +59,7 @@ public:
         quint64 polls = 0;
         quint64 hits = 0;
         quint64 helperStalls = 0;
+        quint64 yieldedAway = 0;
     };
     BusyPollCounts busyPollCounts() const;
 
