@@ -365,7 +365,7 @@ load() { # SCENARIO TARGET KIND CONCURRENCY [extra sy-bench-load args]
     fi
     local threads=""
     [ -n "${R[$scen.$target.thread_us_per_req]:-}" ] &&
-        threads=" | cpu us/req by thread: ${R[$scen.$target.thread_us_per_req]}, of store: awake waits ${R[$scen.$target.store_awake_us_per_req]:-?} | proxy polls ${R[$scen.$target.stage_busy_polls]:-?}, found ${R[$scen.$target.stage_busy_hits]:-?}, stopped for the store ${R[$scen.$target.stage_busy_helper_stalls]:-?}, yielded away ${R[$scen.$target.stage_busy_yielded_away]:-?}"
+        threads=" | cpu us/req by thread: ${R[$scen.$target.thread_us_per_req]}, of store: awake waits ${R[$scen.$target.store_awake_us_per_req]:-?} | proxy polls ${R[$scen.$target.stage_busy_polls]:-?}, found ${R[$scen.$target.stage_busy_hits]:-?}, stopped for the store ${R[$scen.$target.stage_busy_helper_stalls]:-?}"
     log "$scen $target: ${out:-no result (see $WORK/load.err)}$threads"
 }
 median() { # VALUES... -> their median ("-" and empty values left out), "" when none is left
@@ -390,7 +390,7 @@ each_target() { # SCENARIO KIND CONCURRENCY [extra sy-bench-load args]
         for key in ttfb_p50_ms ttfb_p99_ms ttlb_p50_ms ttlb_p99_ms rps cpu_us_per_req ctx_per_req proxy_thread_busy_pct \
                    store_thread_busy_pct added_ttfb_p50_ms added_ttfb_p99_ms added_ttlb_p50_ms \
                    store_awake_us_per_req stage_busy_store_waits_after_job stage_busy_store_jobs_found_awake_after_job \
-                   stage_busy_store_no_wait_after_job stage_busy_store_waits_yielded_away \
+                   stage_busy_store_no_wait_after_job \
                    $(for st in $STAGES; do echo "stage_${st}_p50_us stage_${st}_p99_us stage_${st}_count"; done); do
             vals=(); for r in $(seq 1 "$ROUNDS"); do vals+=("$(v "$scen@$r.$t.$key")"); done
             R[$scen.$t.$key]=$(median "${vals[@]}")
@@ -542,10 +542,9 @@ metric_rows() { # SCENARIO LABEL
     row "$2 proxy thread busy %" "" "" "$(v "$s.switchyard.proxy_thread_busy_pct")" "" "" ""
     row "$2 store thread busy %" "" "" "$(v "$s.switchyard.store_thread_busy_pct")" "" "" ""
     # The store thread's waits awake after a unit of work (StoreWorker.h): how many, how many a job ended, after
-    # how many units it slept at once, and their time per request (CPU time, whether a job came or not); then
-    # how many waits (after units and warm-ups) ended early because a yield gave the CPU away.
+    # how many units it slept at once, and their time per request (CPU time, whether a job came or not).
     printf '%-34s %s\n' "$2 sy store waits/found/none, us/req" \
-        "$(v "$s.switchyard.stage_busy_store_waits_after_job") / $(v "$s.switchyard.stage_busy_store_jobs_found_awake_after_job") / $(v "$s.switchyard.stage_busy_store_no_wait_after_job"), $(v "$s.switchyard.store_awake_us_per_req"); yielded away $(v "$s.switchyard.stage_busy_store_waits_yielded_away")"
+        "$(v "$s.switchyard.stage_busy_store_waits_after_job") / $(v "$s.switchyard.stage_busy_store_jobs_found_awake_after_job") / $(v "$s.switchyard.stage_busy_store_no_wait_after_job"), $(v "$s.switchyard.store_awake_us_per_req")"
     # Switchyard's own stage times (us, its /api/status): where its added time before the first byte goes.
     local st
     for st in $STAGES; do

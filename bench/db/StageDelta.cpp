@@ -37,9 +37,9 @@ bool printStageDelta(const QString &beforeFile, const QString &afterFile, QStrin
         return false;
     // The store thread's waits and the proxy thread's polls (counters, so the run's share is their difference):
     // busy_<name>=delta.
-    for (const char *key : {"store_waits_after_job", "store_jobs_found_awake_after_job", "store_no_wait_after_job",
-                            "store_awake_wait_us", "store_waits_after_warm_up", "store_jobs_found_awake",
-                            "store_waits_yielded_away", "polls", "hits", "helper_stalls", "yielded_away"}) {
+    for (const char *key :
+         {"store_waits_after_job", "store_jobs_found_awake_after_job", "store_no_wait_after_job", "store_awake_wait_us",
+          "store_waits_after_warm_up", "store_jobs_found_awake", "polls", "hits", "helper_stalls"}) {
         const QLatin1String k(key);
         if (busyAfter.contains(k))
             std::printf("busy_%s=%lld\n", key,

@@ -86,16 +86,13 @@ QJsonObject busyPollJson(const StoreWorker &store)
             {QStringLiteral("hits"), qint64(counts.hits)},
             {QStringLiteral("helper_stalls"), qint64(counts.helperStalls)},
             {QStringLiteral("helper_grace_us"), BusyPollHold::helperGraceUs()},
-            {QStringLiteral("yielded_away"), qint64(counts.yieldedAway)},
-            {QStringLiteral("yield_give_up_us"), BusyPollHold::yieldGiveUpUs()},
             {QStringLiteral("store_claims_announced"), qint64(store.claimsAnnounced())},
             {QStringLiteral("store_waits_after_warm_up"), qint64(store.warmSpins())},
             {QStringLiteral("store_jobs_found_awake"), qint64(store.warmSpinHits())},
             {QStringLiteral("store_waits_after_job"), qint64(store.jobSpins())},
             {QStringLiteral("store_jobs_found_awake_after_job"), qint64(store.jobSpinHits())},
             {QStringLiteral("store_no_wait_after_job"), qint64(store.jobSpinsSkipped())},
-            {QStringLiteral("store_awake_wait_us"), qint64(store.awakeWaitUs())},
-            {QStringLiteral("store_waits_yielded_away"), qint64(store.spinsYieldedAway())}};
+            {QStringLiteral("store_awake_wait_us"), qint64(store.awakeWaitUs())}};
 }
 
 // This thread's socket order (EpollEventDispatcher::setSocketPriority): the marked sockets it watches now (and

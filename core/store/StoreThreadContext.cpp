@@ -222,12 +222,6 @@ int StoreThreadContext::defaultJobSpinUs()
     return us;
 }
 
-int StoreThreadContext::yieldGiveUpUs()
-{
-    static const int us = busyWaitUsFromEnvironment("SWITCHYARD_STORE_YIELD_GIVE_UP_US", 50);
-    return us;
-}
-
 bool StoreThreadContext::spinAfterEveryUnit()
 {
     static const bool every = qEnvironmentVariable("SWITCHYARD_STORE_SPIN_AFTER") == QLatin1String("every");
@@ -260,26 +254,17 @@ bool StoreThreadContext::awaitNextJob(QMutexLocker<QMutex> &lock, bool afterWarm
         return false;
     }
     const qint64 untilUs = startUs + spinUs;
-    const int giveUpUs = m_yieldGiveUpUs.load();
     (afterWarmUp ? m_owner->m_warmSpins : m_owner->m_jobSpins).fetch_add(1);
     m_awaitingAfterUnit = true;
     for (;;) {
         lock.unlock();
-        const qint64 yieldUs = SystemClock::instance().monotonicUs();
         QThread::yieldCurrentThread();
         lock.relock();
         const qint64 nowUs = SystemClock::instance().monotonicUs();
         const bool found = !m_queue.empty() || !m_urgent.empty();
-        // A yield that gave the CPU away (another thread ran for giveUpUs or more) means the CPUs are busy: a
-        // thread that waits awake then sits runnable behind the others, and a job that arrives finds it there
-        // with no wake-up to bring it forward. Asleep, the job's wake-up is what puts it back on a CPU, ahead
-        // of threads that have run more (bench/HISTORY.md, "A wait that yields its CPU away ends").
-        const bool yieldedAway = giveUpUs > 0 && nowUs - yieldUs >= giveUpUs;
-        if (found || nowUs >= untilUs || yieldedAway) {
+        if (found || nowUs >= untilUs) {
             if (found)
                 (afterWarmUp ? m_owner->m_warmSpinHits : m_owner->m_jobSpinHits).fetch_add(1);
-            else if (yieldedAway)
-                m_owner->m_spinsYieldedAway.fetch_add(1);
             m_owner->m_awakeWaitUs.fetch_add(quint64(nowUs - startUs));
             m_awaitingAfterUnit = false;
             return found;

@@ -54,14 +54,10 @@ public:
     // Any thread.
     void setGroupLimits(int maxJobs, int maxMs);
     void setJobSpinUs(int us) { m_jobSpinUs.store(qMax(0, us)); }
-    void setYieldGiveUpUs(int us) { m_yieldGiveUpUs.store(qMax(0, us)); }
     // SWITCHYARD_STORE_SPIN_US, read once (default 1000 us; 0: the thread sleeps at once after a unit).
     static int defaultJobSpinUs();
     // SWITCHYARD_STORE_SPIN_AFTER, read once: "likely" (default; see awaitNextJob()) or "every" unit.
     static bool spinAfterEveryUnit();
-    // SWITCHYARD_STORE_YIELD_GIVE_UP_US (default 50; 0: never): a wait after a unit ends, and the thread sleeps,
-    // when one of its yields gave the CPU away for that long.
-    static int yieldGiveUpUs();
     void push(StoreQueuedJob job);
     // Queues a warm-up read (StoreWorker::warmUp) if the thread is idle on SQLite; false when it was dropped.
     // Announces a claim either way.
@@ -134,7 +130,6 @@ private:
     qint64 m_announcementsUsedUs = std::numeric_limits<qint64>::min() / 2;
     bool m_awaitingAfterUnit = false;    // under m_queueMutex: awaitNextJob() waits (warm-ups refused)
     std::atomic<int> m_jobSpinUs{defaultJobSpinUs()};
-    std::atomic<int> m_yieldGiveUpUs{yieldGiveUpUs()};
     std::atomic<bool> m_warmable{false}; // SQLite: StoreWorker::warmUp() has something to gain
 };
 

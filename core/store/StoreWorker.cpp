@@ -32,8 +32,6 @@ bool StoreWorker::start(const QString &databaseLocation, QString *error)
     m_context = new StoreThreadContext(this);
     if (m_jobSpinUs >= 0)
         m_context->setJobSpinUs(m_jobSpinUs);
-    if (m_yieldGiveUpUs >= 0)
-        m_context->setYieldGiveUpUs(m_yieldGiveUpUs);
     m_context->moveToThread(m_thread);
     m_thread->start();
 
@@ -270,14 +268,6 @@ void StoreWorker::setJobSpinUs(int us)
     QReadLocker lock(&m_lifecycle);
     if (m_running)
         m_context->setJobSpinUs(m_jobSpinUs); // atomic: read by the store thread after each unit
-}
-
-void StoreWorker::setYieldGiveUpUs(int us)
-{
-    m_yieldGiveUpUs = qMax(0, us);
-    QReadLocker lock(&m_lifecycle);
-    if (m_running)
-        m_context->setYieldGiveUpUs(m_yieldGiveUpUs);
 }
 
 void StoreWorker::setWritableState(bool writable, const QString &reason)

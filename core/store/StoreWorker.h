@@ -97,11 +97,6 @@ public:
     quint64 jobSpinHits() const { return m_jobSpinHits.load(); }
     quint64 jobSpinsSkipped() const { return m_jobSpinsSkipped.load(); }
     quint64 awakeWaitUs() const { return m_awakeWaitUs.load(); }
-    // Waits after a unit (either kind) that ended because a yield gave the CPU away for
-    // SWITCHYARD_STORE_YIELD_GIVE_UP_US or more: the thread slept instead of waiting runnable behind others.
-    quint64 spinsYieldedAway() const { return m_spinsYieldedAway.load(); }
-    // Overrides SWITCHYARD_STORE_YIELD_GIVE_UP_US (tests; before or after start()).
-    void setYieldGiveUpUs(int us);
     void setJobSpinUs(int us);
     // submit() for a write that must outlive a store outage (a settled turn's request-log row and settlement).
     // When its transaction fails because the store stopped taking writes, onDone still runs at once (ok
@@ -178,13 +173,11 @@ private:
     std::atomic<quint64> m_jobSpinHits{0};
     std::atomic<quint64> m_jobSpinsSkipped{0};
     std::atomic<quint64> m_awakeWaitUs{0};
-    std::atomic<quint64> m_spinsYieldedAway{0};
     WalCheckpointStats m_walStats;
     // Where onDone callbacks go: to their context's thread unless it is destroyed (also during a shutdown).
     GuardedContexts m_contexts;
     int m_reprobeIntervalMs = 1000;
     int m_changePollIntervalMs = 1000;
-    int m_yieldGiveUpUs = -1;
     int m_groupMaxJobs = 64;
     int m_groupMaxMs = 5;
     int m_jobSpinUs = -1; // setJobSpinUs(); -1: SWITCHYARD_STORE_SPIN_US

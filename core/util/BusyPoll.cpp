@@ -1,7 +1,6 @@
 #include "util/BusyPoll.h"
 
 #include <QByteArray>
-#include <atomic>
 #include <chrono>
 
 namespace sy {
@@ -49,26 +48,6 @@ int BusyPollHold::helperGraceUs()
 {
     static const int us = busyWaitUsFromEnvironment("SWITCHYARD_BUSY_POLL_HELPER_GRACE_US", 200);
     return us;
-}
-
-namespace {
-
-std::atomic<int> &yieldGiveUp()
-{
-    static std::atomic<int> us{busyWaitUsFromEnvironment("SWITCHYARD_BUSY_POLL_YIELD_GIVE_UP_US", 50)};
-    return us;
-}
-
-} // namespace
-
-int BusyPollHold::yieldGiveUpUs()
-{
-    return yieldGiveUp().load(std::memory_order_relaxed);
-}
-
-void BusyPollHold::setYieldGiveUpUs(int us)
-{
-    yieldGiveUp().store(qMax(0, us), std::memory_order_relaxed);
 }
 
 void BusyPollHold::noteHandOff(const std::shared_ptr<const BusyPollHelper> &helper)

@@ -81,12 +81,6 @@ public:
     // SWITCHYARD_BUSY_POLL_HELPER_GRACE_US, read once: how long a poll goes on for a helper that has not begun
     // (default 200 us; 0: a poll never stops for it, for A/B runs).
     static int helperGraceUs();
-    // SWITCHYARD_BUSY_POLL_YIELD_GIVE_UP_US, read once (setYieldGiveUpUs() overrides it, for every thread): a poll
-    // stops, and the thread sleeps, when one of its yields gave the CPU away for this long (default 50 us; 0: never,
-    // for A/B runs). The CPUs are busy then, and a poller that waits runnable behind other threads is not brought
-    // forward by the event it polls for, as a sleeper's wake-up would be.
-    static int yieldGiveUpUs();
-    static void setYieldGiveUpUs(int us);
     // Holds held on this thread now (tests).
     static int heldOnThisThread();
     // Holds started on this thread since it began (a renewal of a held one does not count).

@@ -316,7 +316,7 @@ quint64 EpollEventDispatcher::controlCalls() const
 
 EpollEventDispatcher::BusyPollCounts EpollEventDispatcher::busyPollCounts() const
 {
-    return {d->busyPolls, d->busyPollHits, d->busyPollHelperStalls, d->busyPollYieldedAway};
+    return {d->busyPolls, d->busyPollHits, d->busyPollHelperStalls};
 }
 
 void EpollEventDispatcher::setSocketPriority(qintptr fd, bool priority)

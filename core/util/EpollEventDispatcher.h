@@ -59,7 +59,6 @@ public:
         quint64 polls = 0;
         quint64 hits = 0;
         quint64 helperStalls = 0;
-        quint64 yieldedAway = 0;
     };
     BusyPollCounts busyPollCounts() const;
 

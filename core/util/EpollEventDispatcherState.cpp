@@ -267,8 +267,6 @@ int EpollEventDispatcher::State::busyPoll(epoll_event *events, int max, int *tim
     const qint64 startNs = now;
     const qint64 endNs = *timeoutMs < 0 ? untilNs : qMin(untilNs, now + qint64(*timeoutMs) * 1'000'000);
     ++busyPolls;
-    const qint64 giveUpNs = qint64(BusyPollHold::yieldGiveUpUs()) * 1000;
-    qint64 yieldNs = 0; // when the last yield began (0: none yet)
     int n = 0;
     while ((n = epoll_wait(epollFd, events, max, 0)) == 0 && !interrupted.loadRelaxed()) {
         now = nowNs();
@@ -278,11 +276,6 @@ int EpollEventDispatcher::State::busyPoll(epoll_event *events, int max, int *tim
             ++busyPollHelperStalls; // sleep: the helper may be waiting for this CPU
             break;
         }
-        if (giveUpNs > 0 && yieldNs > 0 && now - yieldNs >= giveUpNs) {
-            ++busyPollYieldedAway; // sleep: other threads want the CPUs, and an event's wake-up brings a sleeper on
-            break;
-        }
-        yieldNs = now;
         sched_yield();
     }
     if (n < 0) {

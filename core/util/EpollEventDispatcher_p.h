@@ -73,7 +73,6 @@ struct EpollEventDispatcher::State
     quint64 busyPolls = 0;    // waits that polled instead of blocking (BusyPoll.h)
     quint64 busyPollHits = 0; // of them, those that found an event before their window ended
     quint64 busyPollHelperStalls = 0; // of them, those ended early by a stalled helper (BusyPoll.h)
-    quint64 busyPollYieldedAway = 0;  // of them, those ended early by a yield that gave the CPU away (BusyPoll.h)
     std::vector<std::pair<int, std::function<void()>>> socketHandledHooks;
     std::vector<std::pair<int, std::function<void()>>> passHooks;
     int nextHookId = 1;

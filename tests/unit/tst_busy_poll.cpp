@@ -3,7 +3,6 @@
 // thread sleeps as before and timers still fire on time. A poll for work handed to a helper thread (the store
 // thread) stops, and the thread sleeps, while that helper has not run for the grace.
 #include "lib/EpollTestMain.h"
-#include "lib/OneBusyCpu.h"
 #include "store/StoreWorker.h"
 #include "util/BusyPoll.h"
 #include "util/EpollEventDispatcher.h"
@@ -11,7 +10,6 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
-#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -321,37 +319,6 @@ private slots:
         store.stop();
     }
 
-    // Beside a thread that spins on the same CPU, each yield of a poll gives the CPU away for far longer than the
-    // rule's 50 us: with the rule, the poll stops at the first such yield and the thread sleeps until the post
-    // wakes it; without it (this test's default, SWITCHYARD_BUSY_POLL_YIELD_GIVE_UP_US=0), the poll goes on,
-    // yielding, until the post comes.
-    void aPollWhoseYieldGivesTheCpuAwayStopsAndSleeps()
-    {
-        sy::test::OneBusyCpu busy; // the poster started below shares it too
-        if (!busy.ok())
-            QSKIP("this thread's CPU mask cannot be set");
-        QCOMPARE(BusyPollHold::yieldGiveUpUs(), 0);
-        BusyPollHold hold;
-        hold.acquire();
-        quint64 before = installed()->busyPollCounts().yieldedAway;
-        WaitResult r = waitForAPostFromAnotherThread(20);
-        QVERIFY(r.arrived);
-        QVERIFY(r.polls >= 1);
-        QCOMPARE(installed()->busyPollCounts().yieldedAway, before);
-        QCOMPARE(r.hits, r.polls);
-        QCOMPARE(r.sleeps, 0L);
-
-        BusyPollHold::setYieldGiveUpUs(50);
-        const auto off = qScopeGuard([] { BusyPollHold::setYieldGiveUpUs(0); });
-        hold.acquire(); // a new window
-        before = installed()->busyPollCounts().yieldedAway;
-        r = waitForAPostFromAnotherThread(20);
-        QVERIFY(r.arrived);
-        QVERIFY(r.polls >= 1);
-        QVERIFY(installed()->busyPollCounts().yieldedAway - before >= 1);
-        QVERIFY2(r.sleeps >= 1, "a poll whose yield gave the CPU away sleeps");
-    }
-
     void holdsBelongToTheirThread()
     {
         int heldThere = -1;
@@ -379,9 +346,6 @@ int main(int argc, char **argv)
     // Read once per process, before anything asks.
     qputenv("SWITCHYARD_BUSY_POLL_US", QByteArray::number(kWindowUs));
     qputenv("SWITCHYARD_BUSY_POLL_HELPER_GRACE_US", QByteArray::number(kGraceUs));
-    // Off unless a test switches it on: on a loaded machine a yield may give the CPU away and end a poll that
-    // the other tests expect to go on.
-    qputenv("SWITCHYARD_BUSY_POLL_YIELD_GIVE_UP_US", "0");
     return sy::test::runOnEpollDispatcher<TestBusyPoll>(argc, argv);
 }
 

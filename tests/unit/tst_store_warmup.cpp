@@ -1,6 +1,5 @@
 // StoreWorker::warmUp(): a read job run ahead of a slot claim, only on an idle SQLite store thread, and dropped
 // when any other unit of work gets there first: it never goes ahead of a real job.
-#include "lib/OneBusyCpu.h"
 #include "lib/StoreBlocking.h"
 #include "store/Database.h"
 #include "store/StoreWorker.h"
@@ -71,9 +70,6 @@ private slots:
         // No waiting awake after other jobs (SWITCHYARD_STORE_SPIN_US) unless a test asks for it: the warm-up cases
         // below need a thread that sleeps after their settle().
         qputenv("SWITCHYARD_STORE_SPIN_US", "0");
-        // A wait that yields its CPU away ends (SWITCHYARD_STORE_YIELD_GIVE_UP_US): off here, so that the waits the
-        // tests below expect are not cut short on a busy machine; the test of the rule switches it on.
-        qputenv("SWITCHYARD_STORE_YIELD_GIVE_UP_US", "0");
     }
 
     void aWarmUpRunsOnAnIdleStoreThread()
@@ -362,53 +358,6 @@ private slots:
         worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
         QTRY_COMPARE(ran.load(), 3);
         QCOMPARE(worker.jobSpinHits(), hitsBefore + 2);
-    }
-
-    // A wait after a unit whose yield gives the CPU away (another thread runs for the limit or longer) ends, and
-    // the thread sleeps: on busy CPUs a runnable waiter sits behind the others, where a job's wake-up would have
-    // brought it forward. Switched off, the same wait goes on to its limit. Every thread of the test shares one
-    // CPU with a thread that spins without yielding, so that each yield of the store thread gives that CPU away.
-    void aWaitWhoseYieldGivesTheCpuAwayEnds()
-    {
-        sy::test::OneBusyCpu busy; // the store thread started below shares the CPU with a spinner
-        if (!busy.ok())
-            QSKIP("this thread's CPU mask cannot be set");
-        StoreWorker worker;
-        worker.setJobSpinUs(100'000);
-        worker.setYieldGiveUpUs(50);
-        QString error;
-        QVERIFY2(worker.start(pathFor("yielded-away"), &error), qPrintable(error));
-        settle(worker);
-        QTest::qWait(150);
-
-        const quint64 away = worker.spinsYieldedAway();
-        const quint64 hits = worker.jobSpinHits();
-        const quint64 spins = worker.jobSpins();
-        std::atomic<int> ran{0};
-        // A settlement: its client's next claim is likely, so the thread waits awake after it (for up to 100 ms).
-        worker.submitRetained([&](Database &, QString *) { return ++ran > 0; }, QStringLiteral("row"), nullptr,
-                              nullptr);
-        QVERIFY(waitAbove([&] { return worker.spinsYieldedAway(); }, away));
-        QCOMPARE(worker.jobSpins(), spins + 1);
-        QCOMPARE(worker.jobSpinHits(), hits);
-        // Asleep now: the next job is still run, by the drain its submission posts.
-        worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
-        QTRY_COMPARE(ran.load(), 2);
-
-        // Switched off: the same wait, beside the same spinner, goes on until a job ends it.
-        worker.setYieldGiveUpUs(0);
-        QTest::qWait(150); // past whatever wait followed the job above
-        const quint64 awayOff = worker.spinsYieldedAway();
-        const quint64 hitsOff = worker.jobSpinHits();
-        const quint64 spinsOff = worker.jobSpins();
-        worker.submitRetained([&](Database &, QString *) { return ++ran > 0; }, QStringLiteral("row"), nullptr,
-                              nullptr);
-        QVERIFY(waitAbove([&] { return worker.jobSpins(); }, spinsOff));
-        QTest::qWait(20); // several of the spinner's turns on the CPU, far less than the wait's 100 ms
-        worker.submitUrgent([&](Database &, QString *) { return ++ran > 0; }, nullptr, nullptr);
-        QTRY_COMPARE(ran.load(), 4);
-        QCOMPARE(worker.jobSpinHits(), hitsOff + 1);
-        QCOMPARE(worker.spinsYieldedAway(), awayOff);
     }
 
     void noWarmUpAfterStop()
