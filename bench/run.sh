@@ -92,22 +92,31 @@ ratio() { # A B -> A/B
 }
 sub() { if num "$1" && num "$2"; then calc "$1 - $2" 3; else echo "-"; fi; }
 
-# A port below the kernel's ephemeral range: one inside it can be taken between the choice and the bind (or
+# A port outside the kernel's ephemeral range: one inside it can be taken between the choice and the bind (or
 # between two starts of serve on the same port) by the local end of any outgoing connection, the load's or the
-# proxies' own, and a listener's bind then fails (session 51 lost a run to it: nginx never answered).
+# proxies' own, and a listener's bind then fails (likely what cost session 51 a run: nginx never answered).
+# Below the range when it starts above 12000 (Linux's default 32768-60999), else above it.
 free_port() {
-    local p low
-    low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    [ "${low:-0}" -gt 12000 ] 2>/dev/null || low=32768
+    local p low high first count
+    read -r low high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || { low=32768; high=60999; }
+    if [ "${low:-0}" -gt 12000 ] 2>/dev/null; then
+        first=10000; count=$(( low - 10000 ))
+    elif [ "${high:-65535}" -lt 63000 ] 2>/dev/null; then
+        first=$(( high + 1 )); count=$(( 65535 - high ))
+    else
+        echo "run.sh: the ephemeral port range ($low-$high) leaves no room for listeners; ports may collide" >&2
+        first=20000; count=30000
+    fi
     for _ in $(seq 1 200); do
-        p=$(( 10000 + RANDOM % (low - 10000) ))
+        p=$(( first + (RANDOM * 32768 + RANDOM) % count ))
         if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
     done
     echo "run.sh: no free port" >&2; exit 1
 }
 
-wait_http() { # URL PID LOG: until URL answers (any status) or 10 s; stops at once if PID has exited
-    for _ in $(seq 1 1000); do
+wait_http() { # URL PID LOG: until URL answers (any status), for up to 10 s; stops at once if PID has exited
+    local until=$(( SECONDS + 10 ))
+    while [ "$SECONDS" -lt "$until" ]; do
         curl -s -o /dev/null --max-time 1 "$1" && return 0
         if ! kill -0 "$2" 2>/dev/null; then
             echo "run.sh: the server for $1 exited; the end of $3:" >&2; tail -n 5 "$3" >&2; exit 1
@@ -249,12 +258,13 @@ start_serve() { # DATA_DIR
     # env execs switchyard: $! is the server's own pid (RSS and CPU are read from it).
     "${SY_ENV[@]}" "$SY" serve --listen "127.0.0.1:$SY_PORT" >"$WORK/serve.out" 2>>"$WORK/serve.err" &
     SY_PID=$!; PIDS+=("$SY_PID")
-    for _ in $(seq 1 1000); do
+    local until=$(( SECONDS + 10 )) why="did not say it was serving within 10 s"
+    while [ "$SECONDS" -lt "$until" ]; do
         grep -q "serving on" "$WORK/serve.out" 2>/dev/null && return 0
-        kill -0 "$SY_PID" 2>/dev/null || break
+        kill -0 "$SY_PID" 2>/dev/null || { why="exited before it was serving"; break; }
         sleep 0.01
     done
-    echo "run.sh: switchyard serve did not start:" >&2; cat "$WORK/serve.err" >&2; exit 1
+    echo "run.sh: switchyard serve $why; the end of its log:" >&2; tail -n 20 "$WORK/serve.err" >&2; exit 1
 }
 stop_serve() {
     [ -n "$SY_PID" ] || return 0
