@@ -98,7 +98,7 @@ sub() { if num "$1" && num "$2"; then calc "$1 - $2" 3; else echo "-"; fi; }
 # Below the range when it starts above 12000 (Linux's default 32768-60999), else above it.
 free_port() {
     local p low high first count
-    read -r low high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || { low=32768; high=60999; }
+    read -r low high 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range || { low=32768; high=60999; }
     if [ "${low:-0}" -gt 12000 ] 2>/dev/null; then
         first=10000; count=$(( low - 10000 ))
     elif [ "${high:-65535}" -lt 63000 ] 2>/dev/null; then
