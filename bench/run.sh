@@ -114,16 +114,21 @@ free_port() {
     echo "run.sh: no free port" >&2; exit 1
 }
 
-wait_http() { # URL PID LOG: until URL answers (any status), for up to 10 s; stops at once if PID has exited
-    local until=$(( SECONDS + 10 ))
+wait_ready() { # PID LOG WHAT CMD...: until CMD succeeds, for up to 10 s; stops at once if PID has exited
+    local pid=$1 log=$2 what=$3 until=$(( SECONDS + 10 )) why="was not ready within 10 s"
+    shift 3
     while [ "$SECONDS" -lt "$until" ]; do
-        curl -s -o /dev/null --max-time 1 "$1" && return 0
-        if ! kill -0 "$2" 2>/dev/null; then
-            echo "run.sh: the server for $1 exited; the end of $3:" >&2; tail -n 5 "$3" >&2; exit 1
+        "$@" && return 0
+        if ! kill -0 "$pid" 2>/dev/null; then
+            "$@" && return 0 # ready just before it exited: the caller finds out when it uses it
+            why="exited before it was ready"; break
         fi
         sleep 0.01
     done
-    echo "run.sh: $1 did not answer within 10 s; the end of $3:" >&2; tail -n 5 "$3" >&2; exit 1
+    echo "run.sh: $what $why; the end of $log:" >&2; tail -n 20 "$log" >&2; exit 1
+}
+wait_http() { # URL PID LOG: until URL answers (any status)
+    wait_ready "$2" "$3" "the server for $1" curl -s -o /dev/null --max-time 1 "$1"
 }
 
 cpu_ticks() { # utime+stime of the given pids, in clock ticks
@@ -258,13 +263,7 @@ start_serve() { # DATA_DIR
     # env execs switchyard: $! is the server's own pid (RSS and CPU are read from it).
     "${SY_ENV[@]}" "$SY" serve --listen "127.0.0.1:$SY_PORT" >"$WORK/serve.out" 2>>"$WORK/serve.err" &
     SY_PID=$!; PIDS+=("$SY_PID")
-    local until=$(( SECONDS + 10 )) why="did not say it was serving within 10 s"
-    while [ "$SECONDS" -lt "$until" ]; do
-        grep -q "serving on" "$WORK/serve.out" 2>/dev/null && return 0
-        kill -0 "$SY_PID" 2>/dev/null || { why="exited before it was serving"; break; }
-        sleep 0.01
-    done
-    echo "run.sh: switchyard serve $why; the end of its log:" >&2; tail -n 20 "$WORK/serve.err" >&2; exit 1
+    wait_ready "$SY_PID" "$WORK/serve.err" "switchyard serve" grep -q "serving on" "$WORK/serve.out"
 }
 stop_serve() {
     [ -n "$SY_PID" ] || return 0
