@@ -65,6 +65,7 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
     struct Series
     {
         std::vector<double> roundTrips, starts, units, afters, lastOfBurst;
+        std::vector<double> rechecks, recheckAgain;
     };
     // BENCH_CLAIM_GAP_US: a pause after each round, as a proxy's turns have between their claims (the store
     // thread goes to sleep and its caches go cold). BENCH_CLAIM_WARM_US (with a gap): StoreWorker::warmUp with
@@ -74,9 +75,34 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
         qEnvironmentVariableIsSet("BENCH_CLAIM_WARM_US") ? qEnvironmentVariableIntValue("BENCH_CLAIM_WARM_US") : -1;
     // BENCH_CLAIM_INLINE=1: lone claims run on this thread, on a connection of its own (an experiment).
     const bool inline_ = qEnvironmentVariableIntValue("BENCH_CLAIM_INLINE") == 1;
+    // BENCH_RECHECK=1 (an experiment for docs/CLAIM-AHEAD.md): after each lone round, once the store thread
+    // has written its claim and settlement, this thread re-reads the claimed account's row as the claim does
+    // (status, cooldown, version, selection time) on a connection of its own, twice: the first read finds the
+    // store's writes since its last read, the second nothing new. BENCH_RECHECK_MMAP=BYTES sets that
+    // connection's mmap_size first.
+    const bool recheck = qEnvironmentVariableIntValue("BENCH_RECHECK") == 1;
     Database local;
-    if (inline_ && !local.open(databasePath, error))
+    if ((inline_ || recheck) && !local.open(databasePath, error))
         return false;
+    if (recheck && qEnvironmentVariableIsSet("BENCH_RECHECK_MMAP") &&
+        !local.exec(QStringLiteral("PRAGMA mmap_size = %1").arg(qEnvironmentVariableIntValue("BENCH_RECHECK_MMAP")),
+                    error))
+        return false;
+    auto timeRecheck = [&local](const QString &accountId, QString *e) {
+        QElapsedTimer t;
+        t.start();
+        Database::StatementScope statements(local);
+        QSqlQuery q = local.query();
+        if (!local.prepare(q,
+                           QStringLiteral("SELECT status, cooldown_until_ms, version, last_selected_ms FROM "
+                                          "accounts WHERE id = ?"),
+                           e))
+            return -1.0;
+        Database::bindAll(q, {accountId});
+        if (!local.exec(q, e) || !q.next())
+            return -1.0;
+        return double(t.nsecsElapsed()) / 1000.0;
+    };
     auto run = [&](int inFlight, Series *out) {
         for (int done = 0; done < count; done += inFlight) {
             const int n = std::min(inFlight, count - done);
@@ -193,6 +219,18 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                 std::fprintf(stderr, "settle: %s\n", qPrintable(settleError));
                 return false;
             }
+            if (recheck && inFlight == 1) {
+                const QString account = accounts[done % accounts.size()].id;
+                QString e;
+                const double first = timeRecheck(account, &e);
+                const double again = timeRecheck(account, &e);
+                if (first < 0 || again < 0) {
+                    std::fprintf(stderr, "re-check: %s\n", qPrintable(e));
+                    return false;
+                }
+                out->rechecks.push_back(first);
+                out->recheckAgain.push_back(again);
+            }
             if (gapUs > 0)
                 QThread::usleep(gapUs);
         }
@@ -215,6 +253,10 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
         print(QByteArray(l + ":   statements end -> answer").constData(), s->afters);
     }
     print("burst: submit -> last answer", bursts.lastOfBurst);
+    if (recheck) {
+        print("alone: re-check after the store's writes", alone.rechecks);
+        print("alone: the same re-check again", alone.recheckAgain);
+    }
     return true;
 }
 
