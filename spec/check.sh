@@ -13,7 +13,9 @@
 #      invariant exhaustively and produce an acceptance cycle for exactly its mapped property;
 #   6. the crash model (CrashRecovery.pml: the process dying between transactions, restarts, the sweep of
 #      abandoned failovers): exhaustive safety with errors 0, and each of its CRASH_WEAK_* controls must
-#      produce a counterexample of its mapped invariant.
+#      produce a counterexample of its mapped invariant;
+#   7. the claim-ahead design model (ClaimAhead.pml: a design, not built; docs/CLAIM-AHEAD.md): the same, with
+#      its AHEAD_WEAK_* controls.
 #
 # Environment:
 #   SWITCHYARD_SPIN_FULL_TIMEOUT_SECONDS  wall-clock budget of each full-model run (default 600; 0 = none)
@@ -75,6 +77,16 @@ declare -A CRASH_MAPPING=(
     [crash-no-sweep]="CRASH_WEAK_NO_SWEEP|CrashExactlyOnce"
     [crash-sweep-own]="CRASH_WEAK_SWEEP_OWN|CrashOwnOutcome"
     [crash-no-close]="CRASH_WEAK_NO_CLOSE|CrashAtMostOnce"
+)
+
+# The claim-ahead design model and its controls (flag -> the invariant its counterexample must violate).
+AHEAD_MODEL=ClaimAhead.pml
+declare -A AHEAD_MAPPING=(
+    [ahead-no-recheck]="AHEAD_WEAK_NO_RECHECK|AheadFresh"
+    [ahead-take-race]="AHEAD_WEAK_TAKE_RACE|AheadSingleOwner"
+    [ahead-no-journal]="AHEAD_WEAK_NO_JOURNAL|AheadExactlyOnce"
+    [ahead-book-all]="AHEAD_WEAK_BOOK_ALL|AheadNoPhantom"
+    [ahead-no-drain-release]="AHEAD_WEAK_NO_DRAIN_RELEASE|AheadDrained"
 )
 
 # pan build and run options. Never pan's option that ignores invalid end states (it would drop the deadlock
@@ -262,14 +274,21 @@ if [[ "$(printf '%s\n' "${INVARIANTS[@]}" | sort)" != "$(printf '%s\n' "${MODEL_
 fi
 grep -qE 'timeout && !QUIESCED -> assert\(!Deadlock\)' "$SPEC_DIR/$MODEL" ||
     { fail "consistency: the monitor's Deadlock check is missing"; consistent=0; }
-mapfile -t CRASH_FLAGS < <(grep -oE '^#ifdef CRASH_WEAK_[A-Z_]+' "$SPEC_DIR/$CRASH_MODEL" | sed 's/^#ifdef //' | sort -u)
-if [[ "$(printf '%s\n' "${CRASH_FLAGS[@]}")" != "$(printf '%s\n' "${CRASH_MAPPING[@]}" | cut -d'|' -f1 | sort)" ]]; then
-    fail "consistency: crash model flags {${CRASH_FLAGS[*]}} differ from the crash mapping"; consistent=0
-fi
-for entry in "${CRASH_MAPPING[@]}"; do
-    grep -qE "assert\(!${entry#*|}\)" "$SPEC_DIR/$CRASH_MODEL" ||
-        { fail "consistency: the crash model has no assertion named ${entry#*|}"; consistent=0; }
-done
+# side_model_consistency FILE PREFIX LABEL MAPPING-ENTRIES...: the model's PREFIX* flags and assertions agree
+# with its mapping.
+side_model_consistency() {
+    local file=$1 prefix=$2 label=$3 entry flags; shift 3
+    flags=$(grep -oE "^#ifdef ${prefix}[A-Z_]+" "$SPEC_DIR/$file" | sed 's/^#ifdef //' | sort -u)
+    if [[ "$flags" != "$(printf '%s\n' "$@" | cut -d'|' -f1 | sort)" ]]; then
+        fail "consistency: $label flags {$(tr '\n' ' ' <<<"$flags")} differ from its mapping"; consistent=0
+    fi
+    for entry in "$@"; do
+        grep -qE "assert\(!${entry#*|}\)" "$SPEC_DIR/$file" ||
+            { fail "consistency: the $label has no assertion named ${entry#*|}"; consistent=0; }
+    done
+}
+side_model_consistency "$CRASH_MODEL" CRASH_WEAK_ "crash model" "${CRASH_MAPPING[@]}"
+side_model_consistency "$AHEAD_MODEL" AHEAD_WEAK_ "claim-ahead model" "${AHEAD_MAPPING[@]}"
 ((consistent)) && say "PASS consistency: ${#CFG_NAMES[@]} controls, ${#MODEL_FLAGS[@]} model flags, ${#MAP_NAMES[@]} mapping entries agree; ${#INVARIANTS[@]} invariants + Deadlock, ${#LIVENESS[@]} liveness properties"
 
 # --- parallel job runner ---------------------------------------------------------------------------------
@@ -395,15 +414,15 @@ job_property_control() {
     echo "PASS COUNTEREXAMPLE weak-$name: $prop violated (acceptance cycle at depth $depth); no invariant violated (exhaustive, $safety_stat)|$(elapsed_since "$t0")"
 }
 
-# --- 6. the crash model ----------------------------------------------------------------------------------
-job_crash_safety() {
-    local d=$WORK/crash-safety t0; t0=$(date +%s)
-    MODEL=$CRASH_MODEL prepare "$d" || { echo "FAIL spin -a $CRASH_MODEL failed |0"; return; }
+# --- 6. and 7. the crash model and the claim-ahead design model ------------------------------------------
+job_side_safety() { # job_side_safety NAME MODEL-FILE
+    local d=$WORK/$1-safety file=$2 t0; t0=$(date +%s)
+    MODEL=$file prepare "$d" || { echo "FAIL spin -a $file failed |0"; return; }
     build "$d" "${SAFETY_CFLAGS[@]}" || { echo "FAIL gcc failed |0"; return; }
     run_pan "$d" "$CONTROL_TIMEOUT" "$d/pan.log" "${SAFETY_RUN[@]}"
     local v; v=$(classify "$d/pan.log" safety)
     if [[ "$v" == FAIL* && -n "$(first_error "$d/pan.log")" ]]; then
-        replay "$d" "$CRASH_MODEL"
+        replay "$d" "$file"
         v="$v; trail: $(tr '\n' ' ' <"$d/trail.txt" | cut -c1-400)"
     fi
     echo "${v/#PARTIAL/FAIL bounded:} |$(elapsed_since "$t0")"
@@ -429,15 +448,21 @@ for name in "${CFG_NAMES[@]}"; do
         submit "control-$name" job_invariant_control "$name" "${CFG_FLAG[$name]}" "${CFG_EXPECT[$name]}"
     fi
 done
-submit crash-safety job_crash_safety
+submit crash-safety job_side_safety crash "$CRASH_MODEL"
 for name in "${!CRASH_MAPPING[@]}"; do
     entry=${CRASH_MAPPING[$name]}
     MODEL=$CRASH_MODEL submit "crash-control-$name" job_invariant_control "$name" "${entry%|*}" "${entry#*|}"
+done
+submit ahead-safety job_side_safety ahead "$AHEAD_MODEL"
+for name in "${!AHEAD_MAPPING[@]}"; do
+    entry=${AHEAD_MAPPING[$name]}
+    MODEL=$AHEAD_MODEL submit "ahead-control-$name" job_invariant_control "$name" "${entry%|*}" "${entry#*|}"
 done
 wait_all
 
 controls_ok=0
 crash_ok=0
+ahead_ok=0
 for id in "${JOB_IDS[@]}"; do
     line=$(cat "$WORK/$id.verdict" 2>/dev/null || echo "FAIL no verdict")
     verdict=${line%|*}
@@ -449,6 +474,13 @@ for id in "${JOB_IDS[@]}"; do
         full-safety) report "full$([[ "$FAITHFUL" == 1 ]] && echo ' (faithful: no dead-variable reset)')" "$verdict" "$secs" ;;
         liveness-*) report "liveness ${id#liveness-}" "$verdict" "$secs" ;;
         crash-safety) report "crash model $CRASH_MODEL" "$verdict" "$secs" ;;
+        ahead-safety) report "claim-ahead design model $AHEAD_MODEL" "$verdict" "$secs" ;;
+        ahead-control-*)
+            if [[ "$verdict" == PASS* ]]; then
+                say "${verdict#PASS } (${secs} s)"; ahead_ok=$((ahead_ok + 1))
+            else
+                fail "claim-ahead control ${id#ahead-control-}: ${verdict#FAIL } (${secs} s)"
+            fi ;;
         crash-control-*)
             if [[ "$verdict" == PASS* ]]; then
                 say "${verdict#PASS } (${secs} s)"; crash_ok=$((crash_ok + 1))
@@ -474,6 +506,12 @@ if ((crash_ok == ${#CRASH_MAPPING[@]})); then
     say "PASS crash weakenings: $crash_ok counterexample-producing negative controls of $CRASH_MODEL."
 else
     fail "crash weakenings: $crash_ok of ${#CRASH_MAPPING[@]} crash controls produced their mapped counterexample"
+fi
+
+if ((ahead_ok == ${#AHEAD_MAPPING[@]})); then
+    say "PASS claim-ahead weakenings: $ahead_ok counterexample-producing negative controls of $AHEAD_MODEL."
+else
+    fail "claim-ahead weakenings: $ahead_ok of ${#AHEAD_MAPPING[@]} controls produced their mapped counterexample"
 fi
 
 say "== total $(elapsed_since "$T_START") s; failures: $FAILURES; partial: $PARTIALS"

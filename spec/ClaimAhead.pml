@@ -1,0 +1,271 @@
+/*
+ * ClaimAhead.pml -- a DESIGN, not the code: claims made ahead of their requests (docs/CLAIM-AHEAD.md).
+ * Nothing of it is built; this model checks the design before any code is written. When it is built, the
+ * code's functions go into spec/README.md's conformance table as for CoreOwnership.pml.
+ *
+ * Scope: one replica on SQLite (its process may die and start again, at most MAX_CRASHES times), one slot of
+ * one account, three client turns (requests 1 to 3) that may run at once, and another process that may pause
+ * the account at any time. Request ids 4 to 6 are the standing claims that settlements make. What lives in
+ * the process (the turns, the snapshot, the standing claim in memory) dies with it; the slot row, the claim
+ * rows, settlements, request-log rows, the account's pause and the take journal are durable. Each durable
+ * step is one transaction, one atomic step here. The design's steps:
+ *
+ *   claim     today's claim: one transaction re-reads the account (a paused account is refused) and takes
+ *             the free slot with a claim row of the turn's own request.
+ *   hand-on   the settlement's transaction settles the turn's claim and books it, then, unless the replica
+ *             drains or the account (re-read there) is paused, keeps the slot with a new claim row, standing
+ *             (made ahead, not yet used); else it frees the slot.
+ *   take      on the proxy thread: the standing claim in memory moves AVAILABLE -> TAKEN (compare-and-set
+ *             against the store thread's release), the account's row is re-read on the proxy thread's own
+ *             connection (paused: the claim is given back for release and the turn refused), the take is
+ *             written to the take journal (a file write, kept when the process dies), then the dispatch.
+ *   release   the store thread releases a standing claim that is AVAILABLE (its age ran out) or given back:
+ *             AVAILABLE/GIVEN_BACK -> RELEASING, then one transaction closes its row, unsettled, and frees
+ *             the slot. The drain's stop releases it the same way before the process ends.
+ *   start     a new incarnation reclaims the slot its predecessor held: a turn's claim, or a standing claim
+ *             found in the take journal, is settled and booked `owner_lost` once; a standing claim not in the
+ *             journal was never dispatched and is closed unsettled, unbooked.
+ *
+ * Invariants (monitor, `assert(!<Name>)` so pan prints the name):
+ *   AheadFresh         no turn dispatches on a decision made while the account was durably paused;
+ *   AheadSingleOwner   at most one live turn holds the slot;
+ *   AheadAtMostOnce    no request is settled or booked twice;
+ *   AheadNoPhantom     only a request a client made (a turn's claim, or a standing claim a turn took) is booked;
+ *   AheadExactlyOnce   once every turn has ended, each dispatched request has one settlement and one row;
+ *   AheadDrained       a replica that stopped after its drain holds no standing claim.
+ * Negative controls (check.sh, "claim-ahead design model"), each must violate the invariant named:
+ *   AHEAD_WEAK_NO_RECHECK        the take trusts the snapshot         -> AheadFresh
+ *   AHEAD_WEAK_TAKE_RACE         the release ignores a take            -> AheadSingleOwner
+ *   AHEAD_WEAK_NO_JOURNAL        the take is not journalled            -> AheadExactlyOnce
+ *   AHEAD_WEAK_BOOK_ALL          the start books every standing claim  -> AheadNoPhantom
+ *   AHEAD_WEAK_NO_DRAIN_RELEASE  the stop leaves the standing claim    -> AheadDrained
+ * Not here: other replicas and lease expiry (the design keeps standing claims to SQLite; leases are renewed
+ * as a turn's), continuations (they claim as today), failover, the gate's queue (a turn that finds the slot
+ * held and no standing claim available is refused), more than one slot.
+ */
+
+#define MAX_CRASHES 1
+
+#ifdef AHEAD_WEAK_NO_RECHECK
+#define W_NO_RECHECK 1
+#else
+#define W_NO_RECHECK 0
+#endif
+#ifdef AHEAD_WEAK_TAKE_RACE
+#define W_TAKE_RACE 1
+#else
+#define W_TAKE_RACE 0
+#endif
+#ifdef AHEAD_WEAK_NO_JOURNAL
+#define W_NO_JOURNAL 1
+#else
+#define W_NO_JOURNAL 0
+#endif
+#ifdef AHEAD_WEAK_BOOK_ALL
+#define W_BOOK_ALL 1
+#else
+#define W_BOOK_ALL 0
+#endif
+#ifdef AHEAD_WEAK_NO_DRAIN_RELEASE
+#define W_NO_DRAIN_RELEASE 1
+#else
+#define W_NO_DRAIN_RELEASE 0
+#endif
+
+#define NREQ 7          /* request ids 1..6; 0 is none */
+
+#define S_NONE       0  /* the standing claim in memory: none                       */
+#define S_AVAILABLE  1  /*   made, free to take                                     */
+#define S_TAKEN      2  /*   taken by a turn                                        */
+#define S_GIVEN_BACK 3  /*   given back by a take that found the account paused     */
+#define S_RELEASING  4  /*   the store thread is releasing it                       */
+
+/* durable */
+bit  paused;            /* the account, paused by another process */
+bit  slotHeld;          /* the slot row has an owner (this replica) */
+byte slotReq;           /* the request whose claim holds it */
+byte slotInc;           /* the incarnation that made that claim */
+bit  standing[NREQ];    /* the claim row was made ahead (by a hand-on) */
+bit  open[NREQ];        /* the claim row holds its slot */
+byte sett[NREQ];        /* settlements */
+byte booked[NREQ];      /* request-log rows */
+bit  journal[NREQ];     /* the take journal names the request */
+byte nextId = 4;        /* the next standing claim's request id */
+/* the process */
+byte inc = 1;
+bit  alive = 1;
+bit  draining;
+bit  stopped;
+bit  snapPaused;        /* the snapshot's copy of `paused` */
+byte memReq;            /* the standing claim in memory */
+byte memState;
+byte crashes;
+/* ghosts */
+bit  dispatched[NREQ];
+bit  byClient[NREQ];
+bit  staleDecision;
+byte holders;           /* live turns that hold the slot */
+byte turnsEnded;
+
+bit AheadFresh = 1;
+bit AheadSingleOwner = 1;
+bit AheadAtMostOnce = 1;
+bit AheadNoPhantom = 1;
+bit AheadExactlyOnce = 1;
+bit AheadDrained = 1;
+bit AheadStuck = 1;
+
+#define LIVE(me) (alive && inc == (me) && !stopped)
+
+inline bookOnce(r) {
+    if
+    :: booked[r] == 0 -> booked[r] = 1
+    :: else -> skip    /* ON CONFLICT (request_id) DO NOTHING */
+    fi
+}
+
+inline freeSlot() {
+    slotHeld = 0; slotReq = 0
+}
+
+/* The store thread's release of the standing claim in memory (after AVAILABLE/GIVEN_BACK -> RELEASING). */
+inline releaseStanding() {
+    if
+    :: slotHeld && slotReq == memReq && open[memReq] -> open[memReq] = 0; freeSlot()
+    :: else -> skip
+    fi;
+    memReq = 0; memState = S_NONE
+}
+
+/* The settlement of request r with the hand-on: fenced by the claim it holds. */
+inline settleAndHandOn(r) {
+    if
+    :: slotHeld && slotReq == r && open[r] ->
+        if :: sett[r] == 0 -> sett[r]++ :: else -> skip fi;
+        bookOnce(r); open[r] = 0;
+        if
+        :: !draining && !paused && nextId < NREQ ->
+            slotReq = nextId; slotInc = inc; standing[nextId] = 1; open[nextId] = 1;
+            memReq = nextId; memState = S_AVAILABLE; nextId++
+        :: else -> freeSlot()
+        fi
+    :: else -> skip    /* its claim was closed by someone else (only with AHEAD_WEAK_TAKE_RACE) */
+    fi
+}
+
+proctype Turn(byte t) {
+    byte me = inc;
+    byte r;
+    bit  seen;
+    if
+    :: atomic { LIVE(me) && !draining && !snapPaused && !slotHeld ->        /* today's claim */
+           if
+           :: paused -> goto refused
+           :: else -> slotHeld = 1; slotReq = t; slotInc = me; open[t] = 1; byClient[t] = 1; r = t;
+                      printf("ACT turn %d claims\n", t)
+           fi }
+    :: atomic { LIVE(me) && !draining && !snapPaused && memState == S_AVAILABLE ->  /* take */
+           r = memReq; memState = S_TAKEN;
+           seen = (W_NO_RECHECK -> snapPaused : paused);
+           if
+           :: seen -> memState = S_GIVEN_BACK; printf("ACT turn %d gives standing claim %d back\n", t, r); goto refused
+           :: else -> byClient[r] = 1; staleDecision = staleDecision || paused;
+                      printf("ACT turn %d takes standing claim %d (paused %d)\n", t, r, paused)
+           fi };
+       if
+       :: atomic { LIVE(me) -> journal[r] = !W_NO_JOURNAL; printf("ACT journal %d (written: %d)\n", r, journal[r]) }
+       :: atomic { inc != me -> goto dead }
+       fi
+    :: atomic { LIVE(me) && (draining || snapPaused || (slotHeld && memState != S_AVAILABLE)) -> goto refused }
+    :: atomic { !LIVE(me) -> goto dead }
+    fi;
+    if
+    :: atomic { LIVE(me) -> dispatched[r] = 1; holders++; printf("ACT turn %d dispatches request %d\n", t, r) }
+    :: atomic { inc != me -> goto dead }
+    fi;
+    if
+    :: atomic { LIVE(me) -> holders--; settleAndHandOn(r); printf("ACT turn %d settles request %d\n", t, r);
+                if :: memState == S_TAKEN && memReq == r -> memReq = 0; memState = S_NONE :: else -> skip fi }
+    :: atomic { inc != me -> goto dead }
+    fi;
+refused:
+dead:
+    turnsEnded++
+}
+
+/* The store thread: releases a standing claim whose age ran out or that a take gave back. */
+active proctype store() {
+end_store:
+    do
+    :: atomic { alive && !stopped && (memState == S_AVAILABLE || memState == S_GIVEN_BACK ||
+                                      (W_TAKE_RACE && memState == S_TAKEN)) ->
+           memState = S_RELEASING; releaseStanding(); printf("ACT store releases the standing claim\n") }
+    od
+}
+
+/* The other process: pauses the account once, at any time. The snapshot refresh of this replica. */
+active proctype other() {
+    atomic { !paused -> paused = 1; printf("ACT another process pauses the account\n") }
+}
+
+active proctype refresh() {
+end_refresh:
+    do
+    :: atomic { alive && snapPaused != paused -> snapPaused = paused; printf("ACT snapshot refreshed\n") }
+    od
+}
+
+/* The process's death and the next start (with its reclaim), the drain and the stop after it. */
+active proctype process() {
+    do
+    :: atomic { alive && !stopped && crashes < MAX_CRASHES -> alive = 0; crashes++; holders = 0;
+                memReq = 0; memState = S_NONE; draining = 0; printf("ACT crash\n") };
+       atomic { inc++; alive = 1; snapPaused = paused; printf("ACT start of incarnation %d\n", inc);
+                if
+                :: slotHeld && slotInc < inc ->
+                    if
+                    :: standing[slotReq] && !journal[slotReq] && !W_BOOK_ALL ->
+                        open[slotReq] = 0                                  /* never dispatched */
+                    :: else ->
+                        if :: sett[slotReq] == 0 -> sett[slotReq]++ :: else -> skip fi;
+                        bookOnce(slotReq); open[slotReq] = 0                /* owner_lost */
+                    fi;
+                    freeSlot()
+                :: else -> skip
+                fi }
+    :: atomic { alive && !draining && !stopped -> draining = 1; printf("ACT drain\n") }
+    :: atomic { alive && draining && !stopped && holders == 0 && turnsEnded == 3 ->
+           if
+           :: !W_NO_DRAIN_RELEASE && (memState == S_AVAILABLE || memState == S_GIVEN_BACK) ->
+               memState = S_RELEASING; releaseStanding()
+           :: else -> skip
+           fi;
+           stopped = 1; printf("ACT stop\n") }
+    :: break
+    od
+}
+
+init {
+    atomic { run Turn(1); run Turn(2); run Turn(3) }
+}
+
+#define ONCE(r)       (sett[r] <= 1 && booked[r] <= 1)
+#define AT_MOST_ONCE  (ONCE(1) && ONCE(2) && ONCE(3) && ONCE(4) && ONCE(5) && ONCE(6))
+#define REAL(r)       (booked[r] == 0 || byClient[r])
+#define NO_PHANTOM    (REAL(1) && REAL(2) && REAL(3) && REAL(4) && REAL(5) && REAL(6))
+#define DONE(r)       (!dispatched[r] || (sett[r] == 1 && booked[r] == 1))
+#define EXACTLY_ONCE  (DONE(1) && DONE(2) && DONE(3) && DONE(4) && DONE(5) && DONE(6))
+#define DRAINED       (!stopped || !slotHeld || !standing[slotReq])
+
+active proctype monitor() {
+end_monitor:
+    do
+    :: atomic { staleDecision -> assert(!AheadFresh) }
+    :: atomic { holders > 1 -> assert(!AheadSingleOwner) }
+    :: atomic { !(AT_MOST_ONCE) -> assert(!AheadAtMostOnce) }
+    :: atomic { !(NO_PHANTOM) -> assert(!AheadNoPhantom) }
+    :: atomic { timeout && turnsEnded == 3 && !(EXACTLY_ONCE) -> assert(!AheadExactlyOnce) }
+    :: atomic { !(DRAINED) -> assert(!AheadDrained) }
+    :: atomic { timeout && turnsEnded != 3 -> assert(!AheadStuck) }
+    od
+}
