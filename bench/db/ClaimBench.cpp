@@ -10,11 +10,14 @@
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QFile>
 #include <QHash>
 #include <QPair>
 #include <QThread>
 #include <algorithm>
 #include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
 #include <vector>
 
 namespace sy::bench {
@@ -65,7 +68,7 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
     struct Series
     {
         std::vector<double> roundTrips, starts, units, afters, lastOfBurst;
-        std::vector<double> rechecks, recheckAgain;
+        std::vector<double> rechecks, recheckAgain, journalWrites;
     };
     // BENCH_CLAIM_GAP_US: a pause after each round, as a proxy's turns have between their claims (the store
     // thread goes to sleep and its caches go cold). BENCH_CLAIM_WARM_US (with a gap): StoreWorker::warmUp with
@@ -79,7 +82,8 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
     // has written its claim and settlement, this thread re-reads the claimed account's row as the claim does
     // (status, cooldown, version, selection time) on a connection of its own, twice: the first read finds the
     // store's writes since its last read, the second nothing new. BENCH_RECHECK_MMAP=BYTES sets that
-    // connection's mmap_size first.
+    // connection's mmap_size first. It also times the design's take journal: one write() of the request id to a
+    // file opened with O_APPEND beside the database (DB.takes-bench, removed at the end), no fsync.
     const bool recheck = qEnvironmentVariableIntValue("BENCH_RECHECK") == 1;
     Database local;
     if ((inline_ || recheck) && !local.open(databasePath, error))
@@ -102,6 +106,19 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
         if (!local.exec(q, e) || !q.next())
             return -1.0;
         return double(t.nsecsElapsed()) / 1000.0;
+    };
+    const QByteArray journalPath = QFile::encodeName(databasePath + QStringLiteral(".takes-bench"));
+    int journal = -1;
+    if (recheck && (journal = ::open(journalPath.constData(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+        *error = QStringLiteral("cannot open %1").arg(QString::fromLocal8Bit(journalPath));
+        return false;
+    }
+    auto timeJournalWrite = [journal](const QString &requestId) {
+        const QByteArray line = requestId.toLatin1() + '\n';
+        QElapsedTimer t;
+        t.start();
+        const bool ok = ::write(journal, line.constData(), size_t(line.size())) == line.size();
+        return ok ? double(t.nsecsElapsed()) / 1000.0 : -1.0;
     };
     auto run = [&](int inFlight, Series *out) {
         for (int done = 0; done < count; done += inFlight) {
@@ -230,6 +247,12 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
                 }
                 out->rechecks.push_back(first);
                 out->recheckAgain.push_back(again);
+                const double written = timeJournalWrite(newRequestId(QDateTime::currentMSecsSinceEpoch()));
+                if (written < 0) {
+                    std::fprintf(stderr, "journal write failed\n");
+                    return false;
+                }
+                out->journalWrites.push_back(written);
             }
             if (gapUs > 0)
                 QThread::usleep(gapUs);
@@ -239,6 +262,10 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
     Series alone, bursts;
     bool ok = run(1, &alone) && run(burst, &bursts);
     store.stop();
+    if (journal >= 0) {
+        ::close(journal);
+        ::unlink(journalPath.constData());
+    }
     if (!ok) {
         *error = QStringLiteral("a round failed");
         return false;
@@ -256,6 +283,7 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
     if (recheck) {
         print("alone: re-check after the store's writes", alone.rechecks);
         print("alone: the same re-check again", alone.recheckAgain);
+        print("alone: a take journal write", alone.journalWrites);
     }
     return true;
 }
