@@ -460,9 +460,7 @@ for name in "${!AHEAD_MAPPING[@]}"; do
 done
 wait_all
 
-controls_ok=0
-crash_ok=0
-ahead_ok=0
+declare -A ok_by_kind=([core-]=0 [crash-]=0 [ahead-]=0) # controls that produced their counterexample, by model
 for id in "${JOB_IDS[@]}"; do
     line=$(cat "$WORK/$id.verdict" 2>/dev/null || echo "FAIL no verdict")
     verdict=${line%|*}
@@ -475,27 +473,18 @@ for id in "${JOB_IDS[@]}"; do
         liveness-*) report "liveness ${id#liveness-}" "$verdict" "$secs" ;;
         crash-safety) report "crash model $CRASH_MODEL" "$verdict" "$secs" ;;
         ahead-safety) report "claim-ahead design model $AHEAD_MODEL" "$verdict" "$secs" ;;
-        ahead-control-*)
+        *control-*) # control-NAME, crash-control-NAME, ahead-control-NAME
+            kind=${id%%control-*}; kind=${kind:-core-}
             if [[ "$verdict" == PASS* ]]; then
-                say "${verdict#PASS } (${secs} s)"; ahead_ok=$((ahead_ok + 1))
+                say "${verdict#PASS } (${secs} s)"; ok_by_kind[$kind]=$((ok_by_kind[$kind] + 1))
             else
-                fail "claim-ahead control ${id#ahead-control-}: ${verdict#FAIL } (${secs} s)"
-            fi ;;
-        crash-control-*)
-            if [[ "$verdict" == PASS* ]]; then
-                say "${verdict#PASS } (${secs} s)"; crash_ok=$((crash_ok + 1))
-            else
-                fail "crash control ${id#crash-control-}: ${verdict#FAIL } (${secs} s)"
-            fi ;;
-        control-*)
-            if [[ "$verdict" == PASS* ]]; then
-                say "${verdict#PASS } (${secs} s)"; controls_ok=$((controls_ok + 1))
-            else
-                fail "control ${id#control-}: ${verdict#FAIL } (${secs} s)"
+                label="${kind%-} "; [[ "$kind" == core- ]] && label=""
+                fail "${label}control ${id#*control-}: ${verdict#FAIL } (${secs} s)"
             fi ;;
     esac
 done
 
+controls_ok=${ok_by_kind[core-]} crash_ok=${ok_by_kind[crash-]} ahead_ok=${ok_by_kind[ahead-]}
 if ((controls_ok == ${#MAP_NAMES[@]} && controls_ok == ${#CFG_NAMES[@]})); then
     say "PASS weakenings: $controls_ok mapped counterexample-producing negative controls."
 else
