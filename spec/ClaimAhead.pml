@@ -4,8 +4,10 @@
  * code's functions go into spec/README.md's conformance table as for CoreOwnership.pml.
  *
  * Scope: one replica on SQLite (its process may die and start again, at most MAX_CRASHES times), one slot of
- * one account, three client turns (requests 1 to 3) that may run at once, and another process that may pause
- * the account at any time. Request ids 4 to 6 are the standing claims that settlements make. What lives in
+ * one account, three client turns (requests 1 to 3) that may run at once and come in either incarnation, and
+ * another process on the same database file that may pause the account at any time and may sweep the slot once
+ * as if this replica's lease on it had run out. Request ids 4 to 6 are the standing claims that settlements
+ * make. What lives in
  * the process (the turns, the snapshot, the standing claim in memory) dies with it; the slot row, the claim
  * rows, settlements, request-log rows, the account's pause and the take journal are durable. Each durable
  * step is one transaction, one atomic step here. The design's steps:
@@ -25,23 +27,34 @@
  *   start     a new incarnation reclaims the slot its predecessor held: a turn's claim, or a standing claim
  *             found in the take journal, is settled and booked `owner_lost` once; a standing claim not in the
  *             journal was never dispatched and is closed unsettled, unbooked.
+ *   sweep     another process reclaims the slot of an expired lease by the same rule (the journal lies beside
+ *             the database file). The holding turn has stopped acting as owner by its own view of the lease
+ *             (it does not dispatch, and counts as holding no more) but may still try to settle; the
+ *             settlement and the release are fenced by the claim they name (here: the slot row still names
+ *             that open claim; in the code: the epoch).
+ * The hand-on's commit and its arrival in the proxy thread's memory are one step here: in the code the
+ * settlement's answer reaches the proxy thread before its turn ends, and the stop waits for every turn.
  *
  * Invariants (monitor, `assert(!<Name>)` so pan prints the name):
  *   AheadFresh         no turn dispatches on a decision made while the account was durably paused;
  *   AheadSingleOwner   at most one live turn holds the slot;
- *   AheadAtMostOnce    no request is settled or booked twice;
+ *   AheadAtMostOnce    no request is settled twice (bookings are ON CONFLICT DO NOTHING, so only settlements can);
  *   AheadNoPhantom     only a request a client made (a turn's claim, or a standing claim a turn took) is booked;
  *   AheadExactlyOnce   once every turn has ended, each dispatched request has one settlement and one row;
- *   AheadDrained       a replica that stopped after its drain holds no standing claim.
+ *   AheadDrained       a replica that stopped after its drain holds no standing claim;
+ *   AheadStuck         (deadlock) every turn ends.
  * Negative controls (check.sh, "claim-ahead design model"), each must violate the invariant named:
  *   AHEAD_WEAK_NO_RECHECK        the take trusts the snapshot         -> AheadFresh
  *   AHEAD_WEAK_TAKE_RACE         the release ignores a take            -> AheadSingleOwner
  *   AHEAD_WEAK_NO_JOURNAL        the take is not journalled            -> AheadExactlyOnce
  *   AHEAD_WEAK_BOOK_ALL          the start books every standing claim  -> AheadNoPhantom
+ *   AHEAD_WEAK_UNFENCED_SETTLE   the settlement ignores a reclaim      -> AheadAtMostOnce
+ *   AHEAD_WEAK_UNFENCED_RELEASE  the release ignores a reclaim         -> AheadSingleOwner
  *   AHEAD_WEAK_NO_DRAIN_RELEASE  the stop leaves the standing claim    -> AheadDrained
- * Not here: other replicas and lease expiry (the design keeps standing claims to SQLite; leases are renewed
- * as a turn's), continuations (they claim as today), failover, the gate's queue (a turn that finds the slot
- * held and no standing claim available is refused), more than one slot.
+ * Not here: PostgreSQL replicas (the design keeps standing claims to SQLite), lease renewal (the sweep stands
+ * for its failure), continuations (they claim as today), failover, the gate's queue (a turn that finds the
+ * slot held and no standing claim available is refused; a take that gives its claim back is refused too, where
+ * the design claims as today), an account version that changes without a pause, more than one slot.
  */
 
 #define MAX_CRASHES 1
@@ -65,6 +78,16 @@
 #define W_BOOK_ALL 1
 #else
 #define W_BOOK_ALL 0
+#endif
+#ifdef AHEAD_WEAK_UNFENCED_SETTLE
+#define W_UNFENCED_SETTLE 1
+#else
+#define W_UNFENCED_SETTLE 0
+#endif
+#ifdef AHEAD_WEAK_UNFENCED_RELEASE
+#define W_UNFENCED_RELEASE 1
+#else
+#define W_UNFENCED_RELEASE 0
 #endif
 #ifdef AHEAD_WEAK_NO_DRAIN_RELEASE
 #define W_NO_DRAIN_RELEASE 1
@@ -104,7 +127,9 @@ byte crashes;
 bit  dispatched[NREQ];
 bit  byClient[NREQ];
 bit  staleDecision;
-byte holders;           /* live turns that hold the slot */
+bit  lost[NREQ];        /* the claim's lease ran out and another process swept it: its turn stops acting as owner */
+byte holders;           /* live turns that hold the slot (dispatched, not settled, not lost) */
+bit  swept;             /* the other process's sweep has run (once) */
 byte turnsEnded;
 
 bit AheadFresh = 1;
@@ -128,10 +153,21 @@ inline freeSlot() {
     slotHeld = 0; slotReq = 0
 }
 
+/* A reclaim of the slot's claim: the start's (a predecessor's claim) or another process's sweep (an expired
+ * lease). A turn's claim, or a standing claim the take journal names, is settled and booked `owner_lost`; a
+ * standing claim the journal does not name was never dispatched and is closed unsettled, unbooked. */
+inline reclaimSlot() {
+    if
+    :: standing[slotReq] && !journal[slotReq] && !W_BOOK_ALL -> open[slotReq] = 0
+    :: else -> sett[slotReq]++; bookOnce(slotReq); open[slotReq] = 0
+    fi;
+    freeSlot()
+}
+
 /* The store thread's release of the standing claim in memory (after AVAILABLE/GIVEN_BACK -> RELEASING). */
 inline releaseStanding() {
     if
-    :: slotHeld && slotReq == memReq && open[memReq] -> open[memReq] = 0; freeSlot()
+    :: W_UNFENCED_RELEASE || (slotHeld && slotReq == memReq && open[memReq]) -> open[memReq] = 0; freeSlot()
     :: else -> skip
     fi;
     memReq = 0; memState = S_NONE
@@ -140,23 +176,23 @@ inline releaseStanding() {
 /* The settlement of request r with the hand-on: fenced by the claim it holds. */
 inline settleAndHandOn(r) {
     if
-    :: slotHeld && slotReq == r && open[r] ->
-        if :: sett[r] == 0 -> sett[r]++ :: else -> skip fi;
-        bookOnce(r); open[r] = 0;
+    :: W_UNFENCED_SETTLE || (slotHeld && slotReq == r && open[r]) ->
+        sett[r]++; bookOnce(r); open[r] = 0;
         if
         :: !draining && !paused && nextId < NREQ ->
             slotReq = nextId; slotInc = inc; standing[nextId] = 1; open[nextId] = 1;
             memReq = nextId; memState = S_AVAILABLE; nextId++
         :: else -> freeSlot()
         fi
-    :: else -> skip    /* its claim was closed by someone else (only with AHEAD_WEAK_TAKE_RACE) */
+    :: else -> skip    /* its claim was reclaimed (or released, with AHEAD_WEAK_TAKE_RACE): owner_lost */
     fi
 }
 
 proctype Turn(byte t) {
-    byte me = inc;
+    byte me;
     byte r;
     bit  seen;
+    atomic { alive -> me = inc };   /* a turn may come in either incarnation */
     if
     :: atomic { LIVE(me) && !draining && !snapPaused && !slotHeld ->        /* today's claim */
            if
@@ -166,7 +202,7 @@ proctype Turn(byte t) {
            fi }
     :: atomic { LIVE(me) && !draining && !snapPaused && memState == S_AVAILABLE ->  /* take */
            r = memReq; memState = S_TAKEN;
-           seen = (W_NO_RECHECK -> snapPaused : paused);
+           seen = (W_NO_RECHECK -> snapPaused : paused);   /* the account row, read on the proxy thread */
            if
            :: seen -> memState = S_GIVEN_BACK; printf("ACT turn %d gives standing claim %d back\n", t, r); goto refused
            :: else -> byClient[r] = 1; staleDecision = staleDecision || paused;
@@ -180,11 +216,13 @@ proctype Turn(byte t) {
     :: atomic { !LIVE(me) -> goto dead }
     fi;
     if
-    :: atomic { LIVE(me) -> dispatched[r] = 1; holders++; printf("ACT turn %d dispatches request %d\n", t, r) }
+    :: atomic { LIVE(me) && !lost[r] -> dispatched[r] = 1; holders++; printf("ACT turn %d dispatches request %d\n", t, r) }
+    :: atomic { LIVE(me) && lost[r] -> goto dead }   /* its own view of the lease ran out: owner_lost */
     :: atomic { inc != me -> goto dead }
     fi;
     if
-    :: atomic { LIVE(me) -> holders--; settleAndHandOn(r); printf("ACT turn %d settles request %d\n", t, r);
+    :: atomic { LIVE(me) -> if :: !lost[r] -> holders-- :: else -> skip fi;
+                settleAndHandOn(r); printf("ACT turn %d settles request %d\n", t, r);
                 if :: memState == S_TAKEN && memReq == r -> memReq = 0; memState = S_NONE :: else -> skip fi }
     :: atomic { inc != me -> goto dead }
     fi;
@@ -203,9 +241,19 @@ end_store:
     od
 }
 
-/* The other process: pauses the account once, at any time. The snapshot refresh of this replica. */
+/* The other process: pauses the account once, at any time; and sweeps the slot once, as if this replica's lease
+ * on it had run out (a stall longer than the lease: the holding turn, by its own view of the lease, stops acting
+ * as owner, but may still try to settle). The snapshot refresh of this replica. */
 active proctype other() {
+end_other:
     atomic { !paused -> paused = 1; printf("ACT another process pauses the account\n") }
+}
+
+active proctype sweeper() {
+end_sweeper:
+    atomic { slotHeld && !swept -> swept = 1; lost[slotReq] = 1;
+             if :: dispatched[slotReq] && holders > 0 -> holders-- :: else -> skip fi;
+             printf("ACT another process sweeps the expired claim %d\n", slotReq); reclaimSlot() }
 }
 
 active proctype refresh() {
@@ -222,15 +270,7 @@ active proctype process() {
                 memReq = 0; memState = S_NONE; draining = 0; printf("ACT crash\n") };
        atomic { inc++; alive = 1; snapPaused = paused; printf("ACT start of incarnation %d\n", inc);
                 if
-                :: slotHeld && slotInc < inc ->
-                    if
-                    :: standing[slotReq] && !journal[slotReq] && !W_BOOK_ALL ->
-                        open[slotReq] = 0                                  /* never dispatched */
-                    :: else ->
-                        if :: sett[slotReq] == 0 -> sett[slotReq]++ :: else -> skip fi;
-                        bookOnce(slotReq); open[slotReq] = 0                /* owner_lost */
-                    fi;
-                    freeSlot()
+                :: slotHeld && slotInc < inc -> reclaimSlot()
                 :: else -> skip
                 fi }
     :: atomic { alive && !draining && !stopped -> draining = 1; printf("ACT drain\n") }

@@ -86,6 +86,8 @@ declare -A AHEAD_MAPPING=(
     [ahead-take-race]="AHEAD_WEAK_TAKE_RACE|AheadSingleOwner"
     [ahead-no-journal]="AHEAD_WEAK_NO_JOURNAL|AheadExactlyOnce"
     [ahead-book-all]="AHEAD_WEAK_BOOK_ALL|AheadNoPhantom"
+    [ahead-unfenced-settle]="AHEAD_WEAK_UNFENCED_SETTLE|AheadAtMostOnce"
+    [ahead-unfenced-release]="AHEAD_WEAK_UNFENCED_RELEASE|AheadSingleOwner"
     [ahead-no-drain-release]="AHEAD_WEAK_NO_DRAIN_RELEASE|AheadDrained"
 )
 
@@ -278,7 +280,7 @@ grep -qE 'timeout && !QUIESCED -> assert\(!Deadlock\)' "$SPEC_DIR/$MODEL" ||
 # with its mapping.
 side_model_consistency() {
     local file=$1 prefix=$2 label=$3 entry flags; shift 3
-    flags=$(grep -oE "^#ifdef ${prefix}[A-Z_]+" "$SPEC_DIR/$file" | sed 's/^#ifdef //' | sort -u)
+    flags=$(grep -oE "^#ifdef ${prefix}[A-Z_]+" "$SPEC_DIR/$file" | sed 's/^#ifdef //' | sort -u || true)
     if [[ "$flags" != "$(printf '%s\n' "$@" | cut -d'|' -f1 | sort)" ]]; then
         fail "consistency: $label flags {$(tr '\n' ' ' <<<"$flags")} differ from its mapping"; consistent=0
     fi

@@ -45,7 +45,7 @@ check_disk() {
     [ -d "$build" ] && need_gib=$2
     while [ ! -d "$dir" ]; do dir=$(dirname "$dir"); done
     local free_kib
-    free_kib=$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')
+    free_kib=$(df -Pk "$dir" 2>/dev/null | awk 'NR == 2 { print $4 }' || true)
     if [ -n "$free_kib" ] && [ "$free_kib" -lt $((need_gib * 1024 * 1024)) ]; then
         echo "not enough disk space: $((free_kib / 1024)) MiB free in $dir, about $need_gib GiB needed" \
             "(SWITCHYARD_SKIP_DISK_CHECK=1 tries anyway)" >&2
