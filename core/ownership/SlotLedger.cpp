@@ -3,6 +3,7 @@
 #include "config/Config.h"
 #include "ownership/OwnerSlotRepository.h"
 #include "store/AccountRepository.h"
+#include "store/Database.h"
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
 #include "util/Faults.h"
@@ -12,14 +13,56 @@
 #include <QFile>
 #include <QLoggingCategory>
 #include <QSaveFile>
+#include <QSqlQuery>
 #include <QUuid>
 #include <cstdlib>
+#include <fcntl.h>
+#include <unistd.h>
 
 Q_LOGGING_CATEGORY(lcLedger, "switchyard.ownership")
 
 namespace sy {
 
 namespace {
+
+#ifdef SWITCHYARD_FAULT_INJECTION
+// Fault build, benchmark only (`claim-ahead-cost`, with `claim-in-memory`): what a take of a claim made ahead
+// would cost the proxy thread (docs/CLAIM-AHEAD.md): the account's row read on a SQLite connection of this
+// thread's own, and one write() of the request id to a journal file beside the database (no fsync). Decides
+// nothing: the counterfactual claim is answered either way.
+void payTakeCost(const QString &databaseLocation, const QString &accountId, const QString &requestId)
+{
+    static thread_local std::unique_ptr<Database> db;
+    static thread_local int journal = -1;
+    if (!db) {
+        db = std::make_unique<Database>();
+        QString error;
+        if (!db->open(databaseLocation, &error, Database::OpenMode::ReadOnly))
+            qCWarning(lcLedger) << "claim-ahead-cost: cannot open the database:" << error;
+        journal = ::open(QFile::encodeName(databaseLocation + QStringLiteral(".takes")).constData(),
+                         O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    }
+    if (db->isOpen()) {
+        QString error;
+        Database::StatementScope statements(*db);
+        QSqlQuery q = db->query();
+        if (db->prepare(q,
+                        QStringLiteral("SELECT status, cooldown_until_ms, version, last_selected_ms FROM accounts "
+                                       "WHERE id = ?"),
+                        &error)) {
+            Database::bindAll(q, {accountId});
+            if (db->exec(q, &error))
+                while (q.next()) {
+                }
+        }
+    }
+    if (journal >= 0) {
+        const QByteArray line = requestId.toLatin1() + '\n';
+        if (::write(journal, line.constData(), size_t(line.size())) < 0)
+            qCWarning(lcLedger) << "claim-ahead-cost: journal write failed";
+    }
+}
+#endif
 
 // A stable id per data dir: slot rows name it, so the next start of this replica recognises its own slots.
 QString loadReplicaId(const QString &dataDir, QString *error)
@@ -246,6 +289,10 @@ void SlotLedger::claimInMemory(const ClaimRequest &request, std::function<void(c
     // at once, through this thread's event queue as a store answer would be, that it holds slot 0. No row,
     // no lease: the ownership guarantees are off, so this exists only in the fault build.
     const QString requestId = request.requestId;
+#ifdef SWITCHYARD_FAULT_INJECTION
+    if (SY_FAULT("claim-ahead-cost"))
+        payTakeCost(m_config->databaseLocation(), request.accountId, requestId);
+#endif
     m_leaseUntilMs.insert(requestId, m_clock.nowMs() + qint64(m_config->leaseTtlS) * 1000);
     ClaimOutcome outcome;
     outcome.kind = ClaimOutcome::Kind::Claimed;

@@ -39,6 +39,9 @@
 //   claim-in-memory        not a test of a guard but a counterfactual: a slot claim is answered from memory
 //                          without the store (no row, no lease), to measure what the durable claim costs a
 //                          client (bench/run.sh with BENCH_SY_BIN=switchyard-faults)
+//   claim-ahead-cost       with claim-in-memory: the proxy thread also pays what a take of a claim made ahead
+//                          would (docs/CLAIM-AHEAD.md): the account's row read on a connection of its own and a
+//                          write() to a journal file beside the database (DB.takes)
 //   scan-hold              a test condition: while the file named by SWITCHYARD_FAULT_SCAN_HOLD_FLAG exists (a
 //                          minute at most), a large body's scan on the scan thread (RequestScanThread) does not
 //                          report back, so that its claim is surely answered first and a test can act before
