@@ -97,10 +97,7 @@ bool timeClaims(const QString &databasePath, int count, int burst, QString *erro
         t.start();
         Database::StatementScope statements(local);
         QSqlQuery q = local.query();
-        if (!local.prepare(q,
-                           QStringLiteral("SELECT status, cooldown_until_ms, version, last_selected_ms FROM "
-                                          "accounts WHERE id = ?"),
-                           e))
+        if (!local.prepare(q, OwnerSlotRepository::accountCheckSql(), e))
             return -1.0;
         Database::bindAll(q, {accountId});
         if (!local.exec(q, e) || !q.next())

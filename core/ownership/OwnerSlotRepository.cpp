@@ -107,14 +107,8 @@ bool OwnerSlotRepository::bumpReplicaCounter(const ReplicaIdentity &me, const ch
 
 namespace {
 
-// The claim's reads, shared with warmClaim() so that a warm-up prepares (and caches) the same statements.
-const QString &accountCheckSql()
-{
-    static const QString sql =
-        QStringLiteral("SELECT status, cooldown_until_ms, version, last_selected_ms FROM accounts WHERE id = ?");
-    return sql;
-}
-
+// The claim's reads, shared with warmClaim() so that a warm-up prepares (and caches) the same statements
+// (accountCheckSql() is public, below).
 const QString &slotBeforeSql()
 {
     static const QString sql = QStringLiteral("SELECT ") + slotrows::columns() +
@@ -123,6 +117,13 @@ const QString &slotBeforeSql()
 }
 
 } // namespace
+
+const QString &OwnerSlotRepository::accountCheckSql()
+{
+    static const QString sql =
+        QStringLiteral("SELECT status, cooldown_until_ms, version, last_selected_ms FROM accounts WHERE id = ?");
+    return sql;
+}
 
 bool OwnerSlotRepository::warmClaim(const QString &accountId, QString *error)
 {

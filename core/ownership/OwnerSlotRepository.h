@@ -50,6 +50,9 @@ public:
     // StoreWorker::warmUp() so that the claim finds its account check compiled and the pages of the account's
     // and the slot's rows cached.
     bool warmClaim(const QString &accountId, QString *error);
+    // The claim's read of its account's row (status, cooldown, version, selection time), one bound value: the
+    // account id. Shared with what measures a re-check of it (the fault switch claim-ahead-cost, sy-bench-db).
+    static const QString &accountCheckSql();
 
     // Extends the leases of `held` to nowMs + leaseMs, each fenced by its epoch and owner. A slot whose row
     // moved on is appended to *lost. False only on a database error.

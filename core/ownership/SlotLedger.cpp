@@ -46,10 +46,7 @@ void payTakeCost(const QString &databaseLocation, const QString &accountId, cons
         QString error;
         Database::StatementScope statements(*db);
         QSqlQuery q = db->query();
-        if (db->prepare(q,
-                        QStringLiteral("SELECT status, cooldown_until_ms, version, last_selected_ms FROM accounts "
-                                       "WHERE id = ?"),
-                        &error)) {
+        if (db->prepare(q, OwnerSlotRepository::accountCheckSql(), &error)) {
             Database::bindAll(q, {accountId});
             if (db->exec(q, &error))
                 while (q.next()) {
