@@ -5,8 +5,8 @@
  *
  * Scope: one replica on SQLite (its process may die and start again, at most MAX_CRASHES times), one slot of
  * one account, three client turns (requests 1 to 3) that may run at once and come in either incarnation, and
- * another process on the same database file that may pause the account at any time and may sweep the slot once
- * as if this replica's lease on it had run out. Request ids 4 to 6 are the standing claims that settlements
+ * another process on the same database file that may pause the account at any time (and die at any point of
+ * it) and may sweep the slot once as if this replica's lease on it had run out, and the repair of the counters. Request ids 4 to 6 are the standing claims that settlements
  * make. What lives in
  * the process (the turns, the snapshot, the standing claim in memory) dies with it; the slot row, the claim
  * rows, settlements, request-log rows, the account's pause and the take journal are durable. Each durable
@@ -17,10 +17,18 @@
  *   hand-on   the settlement's transaction settles the turn's claim and books it, then, unless the replica
  *             drains or the account (re-read there) is paused, keeps the slot with a new claim row, standing
  *             (made ahead, not yet used); else it frees the slot.
+ *   fence     two counters in a small file beside the database that every process maps (`begun`, `ended`):
+ *             a process that changes an account takes a shared lock on the file, adds one to `begun`, commits
+ *             its change, adds one to `ended` and lets the lock go (the kernel lets it go if the process dies).
+ *             The hand-on reads `ended` (e0), then `begun` (b0), before its transaction, and makes a standing
+ *             claim only if b0 == e0 (no change under way); the claim keeps b0. A process that gets the file's
+ *             lock exclusively (no change under way, or its writer died) may set `ended` to `begun`: the repair.
  *   take      on the proxy thread: the standing claim in memory moves AVAILABLE -> TAKEN (compare-and-set
- *             against the store thread's release), the account's row is re-read on the proxy thread's own
- *             connection (paused: the claim is given back for release and the turn refused), the take is
- *             written to the take journal (a file write, kept when the process dies), then the dispatch.
+ *             against the store thread's release), `begun` is compared with the claim's b0 (a load from the
+ *             mapped file, no system call; changed: the claim is given back for release and the turn refused),
+ *             the take is written to the take journal (kept when the process dies), then the dispatch.
+ *             Session 53's design re-read the account's row on the proxy thread's own connection here instead:
+ *             21-34 us of that one thread per take, which took the gain back at c=256 (docs/CLAIM-AHEAD.md).
  *   release   the store thread releases a standing claim that is AVAILABLE (its age ran out) or given back:
  *             AVAILABLE/GIVEN_BACK -> RELEASING, then one transaction closes its row, unsettled, and frees
  *             the slot. The drain's stop releases it the same way before the process ends.
@@ -45,6 +53,9 @@
  *   AheadStuck         (deadlock) every turn ends.
  * Negative controls (check.sh, "claim-ahead design model"), each must violate the invariant named:
  *   AHEAD_WEAK_NO_RECHECK        the take trusts the snapshot         -> AheadFresh
+ *   AHEAD_WEAK_HAND_ON_UNQUIET   the hand-on ignores b0 != e0          -> AheadFresh
+ *   AHEAD_WEAK_BUMP_LATE         a change adds to `begun` after commit -> AheadFresh
+ *   AHEAD_WEAK_REPAIR_LIVE       the repair runs while a change is under way (no lock) -> AheadFresh
  *   AHEAD_WEAK_TAKE_RACE         the release ignores a take            -> AheadSingleOwner
  *   AHEAD_WEAK_NO_JOURNAL        the take is not journalled            -> AheadExactlyOnce
  *   AHEAD_WEAK_BOOK_ALL          the start books every standing claim  -> AheadNoPhantom
@@ -63,6 +74,21 @@
 #define W_NO_RECHECK 1
 #else
 #define W_NO_RECHECK 0
+#endif
+#ifdef AHEAD_WEAK_HAND_ON_UNQUIET
+#define W_HAND_ON_UNQUIET 1
+#else
+#define W_HAND_ON_UNQUIET 0
+#endif
+#ifdef AHEAD_WEAK_BUMP_LATE
+#define W_BUMP_LATE 1
+#else
+#define W_BUMP_LATE 0
+#endif
+#ifdef AHEAD_WEAK_REPAIR_LIVE
+#define W_REPAIR_LIVE 1
+#else
+#define W_REPAIR_LIVE 0
 #endif
 #ifdef AHEAD_WEAK_TAKE_RACE
 #define W_TAKE_RACE 1
@@ -114,6 +140,10 @@ byte sett[NREQ];        /* settlements */
 byte booked[NREQ];      /* request-log rows */
 bit  journal[NREQ];     /* the take journal names the request */
 byte nextId = 4;        /* the next standing claim's request id */
+/* the counters file, mapped by every process (it outlives them) */
+byte begun;             /* account changes begun */
+byte ended;             /* account changes ended (committed, or repaired) */
+bit  writerLocked;      /* the changing process holds its shared lock on the file */
 /* the process */
 byte inc = 1;
 bit  alive = 1;
@@ -122,6 +152,7 @@ bit  stopped;
 bit  snapPaused;        /* the snapshot's copy of `paused` */
 byte memReq;            /* the standing claim in memory */
 byte memState;
+byte memB0;             /* `begun` as the hand-on of the standing claim in memory saw it */
 byte crashes;
 /* ghosts */
 bit  dispatched[NREQ];
@@ -170,18 +201,19 @@ inline releaseStanding() {
     :: W_UNFENCED_RELEASE || (slotHeld && slotReq == memReq && open[memReq]) -> open[memReq] = 0; freeSlot()
     :: else -> skip
     fi;
-    memReq = 0; memState = S_NONE
+    memReq = 0; memState = S_NONE; memB0 = 0
 }
 
-/* The settlement of request r with the hand-on: fenced by the claim it holds. */
-inline settleAndHandOn(r) {
+/* The settlement of request r with the hand-on: fenced by the claim it holds; e0 and b0 are the counters as
+ * read before the transaction. */
+inline settleAndHandOn(r, e0, b0) {
     if
     :: W_UNFENCED_SETTLE || (slotHeld && slotReq == r && open[r]) ->
         sett[r]++; bookOnce(r); open[r] = 0;
         if
-        :: !draining && !paused && nextId < NREQ ->
+        :: !draining && !paused && nextId < NREQ && (W_HAND_ON_UNQUIET || b0 == e0) ->
             slotReq = nextId; slotInc = inc; standing[nextId] = 1; open[nextId] = 1;
-            memReq = nextId; memState = S_AVAILABLE; nextId++
+            memReq = nextId; memState = S_AVAILABLE; memB0 = b0; nextId++
         :: else -> freeSlot()
         fi
     :: else -> skip    /* its claim was reclaimed (or released, with AHEAD_WEAK_TAKE_RACE): owner_lost */
@@ -192,6 +224,8 @@ proctype Turn(byte t) {
     byte me;
     byte r;
     bit  seen;
+    byte e0;
+    byte b0;
     atomic { alive -> me = inc };   /* a turn may come in either incarnation */
     if
     :: atomic { LIVE(me) && !draining && !snapPaused && !slotHeld ->        /* today's claim */
@@ -202,7 +236,7 @@ proctype Turn(byte t) {
            fi }
     :: atomic { LIVE(me) && !draining && !snapPaused && memState == S_AVAILABLE ->  /* take */
            r = memReq; memState = S_TAKEN;
-           seen = (W_NO_RECHECK -> snapPaused : paused);   /* the account row, read on the proxy thread */
+           seen = (W_NO_RECHECK -> snapPaused : begun != memB0);   /* the fence: a load from the mapped file */
            if
            :: seen -> memState = S_GIVEN_BACK; printf("ACT turn %d gives standing claim %d back\n", t, r); goto refused
            :: else -> byClient[r] = 1; staleDecision = staleDecision || paused;
@@ -220,10 +254,19 @@ proctype Turn(byte t) {
     :: atomic { LIVE(me) && lost[r] -> goto dead }   /* its own view of the lease ran out: owner_lost */
     :: atomic { inc != me -> goto dead }
     fi;
+    /* the counters, read before the settlement's transaction: `ended` first, then `begun` */
+    if
+    :: atomic { LIVE(me) -> e0 = ended }
+    :: atomic { inc != me -> goto dead }
+    fi;
+    if
+    :: atomic { LIVE(me) -> b0 = begun }
+    :: atomic { inc != me -> goto dead }
+    fi;
     if
     :: atomic { LIVE(me) -> if :: !lost[r] -> holders-- :: else -> skip fi;
-                settleAndHandOn(r); printf("ACT turn %d settles request %d\n", t, r);
-                if :: memState == S_TAKEN && memReq == r -> memReq = 0; memState = S_NONE :: else -> skip fi }
+                settleAndHandOn(r, e0, b0); e0 = 0; b0 = 0; printf("ACT turn %d settles request %d\n", t, r);
+                if :: memState == S_TAKEN && memReq == r -> memReq = 0; memState = S_NONE; memB0 = 0 :: else -> skip fi }
     :: atomic { inc != me -> goto dead }
     fi;
 refused:
@@ -245,8 +288,31 @@ end_store:
  * on it had run out (a stall longer than the lease: the holding turn, by its own view of the lease, stops acting
  * as owner, but may still try to settle). The snapshot refresh of this replica. */
 active proctype other() {
+    /* lock, begun++, commit, ended++, unlock; the process may die after any step (the kernel drops the lock) */
+    atomic { writerLocked = 1; begun = begun + (1 - W_BUMP_LATE); printf("ACT another process begins a pause\n") };
+    if
+    :: skip
+    :: atomic { writerLocked = 0; printf("ACT it dies before its commit\n"); goto end_other }
+    fi;
+    atomic { paused = 1; printf("ACT another process pauses the account\n") };
+    if
+    :: W_BUMP_LATE -> atomic { begun++; printf("ACT begun, late\n") }
+    :: else -> skip
+    fi;
+    if
+    :: skip
+    :: atomic { writerLocked = 0; printf("ACT it dies after its commit\n"); goto end_other }
+    fi;
+    atomic { ended++; writerLocked = 0; printf("ACT it ends the pause\n") };
 end_other:
-    atomic { !paused -> paused = 1; printf("ACT another process pauses the account\n") }
+    skip
+}
+
+/* The repair: a process that gets the counters file's lock exclusively (no change under way) sets `ended` to
+ * `begun`, so that a change whose process died does not stop hand-ons for good. */
+active proctype repair() {
+end_repair:
+    atomic { (W_REPAIR_LIVE || !writerLocked) && begun != ended -> ended = begun; printf("ACT repair\n") }
 }
 
 active proctype sweeper() {
@@ -267,7 +333,7 @@ end_refresh:
 active proctype process() {
     do
     :: atomic { alive && !stopped && crashes < MAX_CRASHES -> alive = 0; crashes++; holders = 0;
-                memReq = 0; memState = S_NONE; draining = 0; printf("ACT crash\n") };
+                memReq = 0; memState = S_NONE; memB0 = 0; draining = 0; printf("ACT crash\n") };
        atomic { inc++; alive = 1; snapPaused = paused; printf("ACT start of incarnation %d\n", inc);
                 if
                 :: slotHeld && slotInc < inc -> reclaimSlot()
