@@ -261,13 +261,13 @@ proctype Turn(byte t) {
     fi;
     if
     :: atomic { LIVE(me) -> b0 = begun }
-    :: atomic { inc != me -> goto dead }
+    :: atomic { inc != me -> e0 = 0; goto dead }
     fi;
     if
     :: atomic { LIVE(me) -> if :: !lost[r] -> holders-- :: else -> skip fi;
                 settleAndHandOn(r, e0, b0); e0 = 0; b0 = 0; printf("ACT turn %d settles request %d\n", t, r);
                 if :: memState == S_TAKEN && memReq == r -> memReq = 0; memState = S_NONE; memB0 = 0 :: else -> skip fi }
-    :: atomic { inc != me -> goto dead }
+    :: atomic { inc != me -> e0 = 0; b0 = 0; goto dead }
     fi;
 refused:
 dead:

@@ -224,7 +224,10 @@ void SlotLedger::claim(const ClaimRequest &request, std::function<void(const Cla
         if (!SY_FAULT("claim-ahead-store-cost"))
             return;
         // The store thread still makes the durable claim, queued behind its other writes as a claim made ahead
-        // by a settlement would be; its answer only keeps this ledger's books (the turn was answered above).
+        // by a settlement would be; its answer only keeps this ledger's books (the turn was answered above). The
+        // turn's settlement goes into the same first-in-first-out queue later, so this claim's answer (m_held)
+        // comes before the settlement's (which removes it). Benchmark only: a failover released before this
+        // answer would leave the claim in m_held, renewed until the process ends.
         done = [](const ClaimOutcome &) {};
         urgent = false;
     }
