@@ -20,7 +20,7 @@
 # Environment:
 #   SWITCHYARD_SPIN_FULL_TIMEOUT_SECONDS  wall-clock budget of each full-model run (default 600; 0 = none)
 #   SWITCHYARD_SPIN_CONTROL_TIMEOUT_SECONDS  budget of each control run (default 300; 0 = none)
-#   SWITCHYARD_SPIN_MEMLIM_MB             pan memory limit per run (default 4096)
+#   SWITCHYARD_SPIN_MEMLIM_MB             pan memory limit per run (default 6144)
 #   SWITCHYARD_SPIN_JOBS                  parallel pan runs (default: number of CPUs)
 #   SWITCHYARD_SPIN_REQUIRE_FULL=1        treat PARTIAL as a failure
 #   SWITCHYARD_SPIN_FAITHFUL=1            check the full model without the dead-variable reset (-DFAITHFUL,
