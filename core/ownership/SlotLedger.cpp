@@ -3,7 +3,6 @@
 #include "config/Config.h"
 #include "ownership/OwnerSlotRepository.h"
 #include "store/AccountRepository.h"
-#include "store/Database.h"
 #include "store/StoreWorker.h"
 #include "util/Clock.h"
 #include "util/Faults.h"
@@ -13,11 +12,16 @@
 #include <QFile>
 #include <QLoggingCategory>
 #include <QSaveFile>
-#include <QSqlQuery>
 #include <QUuid>
 #include <cstdlib>
+
+#ifdef SWITCHYARD_FAULT_INJECTION // payTakeCost() only
+#include "store/Database.h"
+
+#include <QSqlQuery>
 #include <fcntl.h>
 #include <unistd.h>
+#endif
 
 Q_LOGGING_CATEGORY(lcLedger, "switchyard.ownership")
 

@@ -43,8 +43,9 @@
 //                          would (docs/CLAIM-AHEAD.md): the account's row read on a connection of its own and a
 //                          write() to a journal file beside the database (DB.takes)
 //   claim-ahead-store-cost with claim-in-memory: the store thread still makes the durable claim (not urgent, its
-//                          answer only keeps the ledger's books) and the settlement releases it as today: the
-//                          store thread's share of claims made ahead, at most (docs/CLAIM-AHEAD.md)
+//                          answer only keeps the ledger's books) and the settlement releases it as today: an
+//                          upper bound on the store thread's share of the writes of claims made ahead (not their
+//                          release when untaken; docs/CLAIM-AHEAD.md)
 //   scan-hold              a test condition: while the file named by SWITCHYARD_FAULT_SCAN_HOLD_FLAG exists (a
 //                          minute at most), a large body's scan on the scan thread (RequestScanThread) does not
 //                          report back, so that its claim is surely answered first and a test can act before
